@@ -1,0 +1,9 @@
+// Op family: normalization (see docs/ops.md for the contract every op follows).
+#include "ops/op.h"
+#include "ops/kernel_util.h"
+
+namespace kiln {
+
+void register_normalization_ops(OpRegistry& r) {}
+
+}  // namespace kiln
