@@ -66,6 +66,10 @@ Attribute* Node::attr(std::string_view n) {
 
 std::string Node::where() const {
   std::string op = domain.empty() ? op_type : domain + "." + op_type;
+  if (name.empty()) {  // unnamed nodes are named by their first output
+    for (const Value* v : outputs)
+      if (v) return fmt::format("node producing '{}' ({}): ", v->name, op);
+  }
   return fmt::format("node '{}' ({}): ", name, op);
 }
 

@@ -1,0 +1,22 @@
+// Writing the IR back to .onnx, in the model's own opsets, optionally with external data.
+#pragma once
+
+#include <filesystem>
+
+#include "ir/graph.h"
+
+namespace kiln {
+
+struct SaveOptions {
+  // Write tensors of at least `external_threshold` bytes to `<file>.data` beside the model. Forced
+  // on when the model would not fit a protobuf message (2 GB).
+  bool external_data = false;
+  int64_t external_threshold = 1024;
+  bool write_inferred_types = false;  // value_info for every typed intermediate value
+};
+
+void save_model(const Model& m, const std::filesystem::path& path, const SaveOptions& opts = {});
+// The serialized ModelProto (no external data).
+std::string serialize_model(const Model& m);
+
+}  // namespace kiln

@@ -1,0 +1,492 @@
+#include "onnx/import.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include <climits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "onnx/normalize.h"
+#include "onnx/proto.h"
+#include "onnx/tensor_proto.h"
+#include "support/error.h"
+#include "support/limits.h"
+
+namespace kiln {
+
+namespace {
+
+using google::protobuf::UnknownField;
+using google::protobuf::UnknownFieldSet;
+
+// Fields newer than libonnx's onnx.proto (1.12) arrive as unknown fields; read them by number.
+template <typename Msg>
+std::vector<Msg> unknown_messages(const google::protobuf::Message& m, int number) {
+  std::vector<Msg> out;
+  const UnknownFieldSet& set = m.GetReflection()->GetUnknownFields(m);
+  for (int i = 0; i < set.field_count(); ++i) {
+    const UnknownField& f = set.field(i);
+    if (f.number() != number || f.type() != UnknownField::TYPE_LENGTH_DELIMITED) continue;
+    Msg msg;
+    KILN_CHECK(msg.ParseFromString(f.length_delimited()), ErrorKind::kBadModel,
+               "field {} of {} does not parse", number, m.GetTypeName());
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+std::string unknown_string(const google::protobuf::Message& m, int number) {
+  const UnknownFieldSet& set = m.GetReflection()->GetUnknownFields(m);
+  for (int i = 0; i < set.field_count(); ++i) {
+    const UnknownField& f = set.field(i);
+    if (f.number() == number && f.type() == UnknownField::TYPE_LENGTH_DELIMITED)
+      return f.length_delimited();
+  }
+  return {};
+}
+
+std::vector<std::pair<std::string, std::string>> metadata_of(
+    const google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>& props) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& kv : props) out.emplace_back(kv.key(), kv.value());
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> unknown_metadata(const google::protobuf::Message& m,
+                                                                  int number) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& kv : unknown_messages<onnx::StringStringEntryProto>(m, number))
+    out.emplace_back(kv.key(), kv.value());
+  return out;
+}
+
+class Importer {
+ public:
+  explicit Importer(std::filesystem::path dir) { external_.model_dir = std::move(dir); }
+
+  Model import(onnx::ModelProto& mp) {
+    Model m;
+    m.ir_version = mp.ir_version();
+    KILN_CHECK(m.ir_version >= 1, ErrorKind::kBadModel, "model: ir_version {} is not valid",
+               m.ir_version);
+    m.producer_name = mp.producer_name();
+    m.producer_version = mp.producer_version();
+    m.domain = mp.domain();
+    m.model_version = mp.model_version();
+    m.doc_string = mp.doc_string();
+    m.metadata = metadata_of(mp.metadata_props());
+    m.opsets = opsets_of(mp.opset_import(), "model");
+    KILN_CHECK(!m.opsets.empty(), ErrorKind::kBadModel, "model: no opset_import");
+    // Kept as they are so that a save writes them back: training info and fields newer than kiln.
+    onnx::ModelProto keep;
+    *keep.mutable_training_info() = mp.training_info();
+    keep.mutable_unknown_fields()->MergeFrom(mp.unknown_fields());
+    m.preserved_fields = keep.SerializeAsString();
+
+    for (auto& fp : *mp.mutable_functions()) m.functions.push_back(function(fp, m));
+    KILN_CHECK(mp.has_graph(), ErrorKind::kBadModel, "model: no graph");
+    opsets_ = &m.opsets;
+    m.graph = std::make_unique<Graph>();
+    graph(*mp.mutable_graph(), *m.graph, m.opsets);
+    return m;
+  }
+
+ private:
+  std::map<std::string, int64_t> opsets_of(
+      const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& ids, const char* where) {
+    std::map<std::string, int64_t> out;
+    for (const auto& id : ids) {
+      std::string d = id.domain() == "ai.onnx" ? "" : id.domain();
+      KILN_CHECK(id.version() >= 1, ErrorKind::kBadModel, "{}: opset version {} for domain '{}'",
+                 where, id.version(), d);
+      KILN_CHECK(!out.contains(d), ErrorKind::kBadModel, "{}: domain '{}' imported twice", where,
+                 d);
+      out[d] = id.version();
+    }
+    return out;
+  }
+
+  TypeInfo type(const onnx::TypeProto& tp, const std::string& what, int depth = 0) {
+    KILN_CHECK(depth < 16, ErrorKind::kBadModel, "{}: type nested too deep", what);
+    TypeInfo t;
+    auto tensor_like = [&](int32_t elem, bool has_shape, const onnx::TensorShapeProto& shape,
+                           TypeInfo::Kind kind) {
+      t.kind = kind;
+      KILN_CHECK(elem == 0 || is_valid_dtype(elem), ErrorKind::kBadModel,
+                 "{}: unknown element type {}", what, elem);
+      t.elem = static_cast<DataType>(elem);
+      if (has_shape) {
+        KILN_CHECK(shape.dim_size() <= limits::kMaxRank, ErrorKind::kBadModel,
+                   "{}: rank {} above the limit {}", what, shape.dim_size(), limits::kMaxRank);
+        Shape s;
+        for (const auto& d : shape.dim()) {
+          if (d.has_dim_value()) {
+            KILN_CHECK(d.dim_value() >= 0, ErrorKind::kBadModel, "{}: negative dim {}", what,
+                       d.dim_value());
+            s.emplace_back(d.dim_value());
+          } else if (d.has_dim_param()) {
+            s.push_back(Dim::symbol(d.dim_param()));
+          } else {
+            s.emplace_back();
+          }
+        }
+        t.shape = std::move(s);
+      }
+    };
+    switch (tp.value_case()) {
+      case onnx::TypeProto::kTensorType:
+        tensor_like(tp.tensor_type().elem_type(), tp.tensor_type().has_shape(),
+                    tp.tensor_type().shape(), TypeInfo::Kind::kTensor);
+        break;
+      case onnx::TypeProto::kSparseTensorType:
+        tensor_like(tp.sparse_tensor_type().elem_type(), tp.sparse_tensor_type().has_shape(),
+                    tp.sparse_tensor_type().shape(), TypeInfo::Kind::kSparseTensor);
+        break;
+      case onnx::TypeProto::kSequenceType:
+        t = TypeInfo::sequence(type(tp.sequence_type().elem_type(), what, depth + 1));
+        break;
+      case onnx::TypeProto::kOptionalType:
+        t = TypeInfo::optional(type(tp.optional_type().elem_type(), what, depth + 1));
+        break;
+      case onnx::TypeProto::kMapType:
+        t.kind = TypeInfo::Kind::kMap;
+        KILN_CHECK(is_valid_dtype(tp.map_type().key_type()), ErrorKind::kBadModel,
+                   "{}: unknown map key type {}", what, tp.map_type().key_type());
+        t.map_key = static_cast<DataType>(tp.map_type().key_type());
+        t.inner = std::make_shared<TypeInfo>(type(tp.map_type().value_type(), what, depth + 1));
+        break;
+      default: break;
+    }
+    return t;
+  }
+
+  void declare(Value* v, const onnx::ValueInfoProto& vi) {
+    if (vi.has_type()) {
+      v->type = type(vi.type(), "value '" + vi.name() + "'");
+      v->has_declared_type = true;
+    }
+    if (!vi.doc_string().empty()) v->doc_string = vi.doc_string();
+  }
+
+  Attribute attribute(onnx::AttributeProto& ap, const std::string& where, Graph* owner,
+                      const std::map<std::string, int64_t>& opsets) {
+    Attribute a;
+    a.name = ap.name();
+    a.ref_attr_name = ap.ref_attr_name();
+    a.doc_string = ap.doc_string();
+    KILN_CHECK(!a.name.empty(), ErrorKind::kBadModel, "{}an attribute has no name", where);
+    const std::string what = where + "attribute '" + a.name + "'";
+    int32_t kind = ap.type();
+    if (kind == 0) {  // files from before types were written: infer from the field set
+      if (ap.has_f()) kind = 1;
+      else if (ap.has_i()) kind = 2;
+      else if (ap.has_s()) kind = 3;
+      else if (ap.has_t()) kind = 4;
+      else if (ap.has_g()) kind = 5;
+      else if (ap.floats_size()) kind = 6;
+      else if (ap.ints_size()) kind = 7;
+      else if (ap.strings_size()) kind = 8;
+      else if (ap.tensors_size()) kind = 9;
+      else if (ap.graphs_size()) kind = 10;
+    }
+    KILN_CHECK(kind >= 1 && kind <= 14, ErrorKind::kBadModel, "{} has unknown type {}", what, kind);
+    a.kind = static_cast<AttrKind>(kind);
+    if (!a.ref_attr_name.empty()) return a;  // its value comes from the calling node
+    switch (a.kind) {
+      case AttrKind::kFloat: a.f = ap.f(); break;
+      case AttrKind::kInt: a.i = ap.i(); break;
+      case AttrKind::kString: a.s = ap.s(); break;
+      case AttrKind::kTensor: a.t = tensor_from_proto(*ap.mutable_t(), &external_, what); break;
+      case AttrKind::kGraph:
+        KILN_CHECK(ap.has_g(), ErrorKind::kBadModel, "{} has no graph", what);
+        a.g = subgraph(*ap.mutable_g(), owner, opsets, what);
+        break;
+      case AttrKind::kSparseTensor:
+        a.sparse = sparse_from_proto(*ap.mutable_sparse_tensor(), &external_, what);
+        break;
+      case AttrKind::kTypeProto: a.tp = type(ap.tp(), what); break;
+      case AttrKind::kFloats: a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
+      case AttrKind::kInts: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
+      case AttrKind::kStrings: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
+      case AttrKind::kTensors:
+        for (auto& t : *ap.mutable_tensors())
+          a.tensors.push_back(tensor_from_proto(t, &external_, what));
+        break;
+      case AttrKind::kGraphs:
+        for (auto& g : *ap.mutable_graphs()) a.graphs.push_back(subgraph(g, owner, opsets, what));
+        break;
+      case AttrKind::kSparseTensors:
+        for (auto& s : *ap.mutable_sparse_tensors())
+          a.sparse_tensors.push_back(sparse_from_proto(s, &external_, what));
+        break;
+      case AttrKind::kTypeProtos:
+        for (const auto& t : ap.type_protos()) a.tps.push_back(type(t, what));
+        break;
+      default: break;
+    }
+    return a;
+  }
+
+  std::shared_ptr<Graph> subgraph(onnx::GraphProto& gp, Graph* parent,
+                                   const std::map<std::string, int64_t>& opsets,
+                                   const std::string& what) {
+    KILN_CHECK(parent->depth() + 1 < limits::kMaxGraphNesting, ErrorKind::kBadModel,
+               "{}: subgraphs nested deeper than {}", what, limits::kMaxGraphNesting);
+    auto g = std::make_shared<Graph>(parent);
+    graph(gp, *g, opsets);
+    return g;
+  }
+
+  void graph(onnx::GraphProto& gp, Graph& g, const std::map<std::string, int64_t>& opsets) {
+    g.name = gp.name();
+    g.doc_string = gp.doc_string();
+    g.metadata = unknown_metadata(gp, 16);
+    const std::string gname = g.parent() ? "subgraph '" + g.name + "'" : "graph";
+
+    for (const auto& in : gp.input()) {
+      KILN_CHECK(!in.name().empty(), ErrorKind::kBadModel, "{}: an input has no name", gname);
+      Value* v = g.add_value(in.name());
+      v->is_graph_input = true;
+      declare(v, in);
+      g.inputs.push_back(v);
+    }
+    for (auto& tp : *gp.mutable_initializer()) {
+      const std::string what = "initializer '" + tp.name() + "'";
+      KILN_CHECK(!tp.name().empty(), ErrorKind::kBadModel, "{}: an initializer has no name", gname);
+      Value* v = g.find(tp.name());
+      KILN_CHECK(!v || (v->is_graph_input && !v->is_constant()), ErrorKind::kBadModel,
+                 "{} is defined twice", what);
+      if (!v) v = g.add_value(tp.name());
+      v->data = tensor_from_proto(tp, &external_, what);
+      if (!v->has_declared_type) v->type = TypeInfo::tensor(v->data.dtype(), shape_of(v->data.dims()));
+      g.initializers.push_back(v);
+    }
+    for (auto& sp : *gp.mutable_sparse_initializer()) {
+      const std::string name = sp.values().name();
+      const std::string what = "sparse initializer '" + name + "'";
+      KILN_CHECK(!name.empty() && !g.find(name), ErrorKind::kBadModel,
+                 "{} has no name or is defined twice", what);
+      SparseTensor s = sparse_from_proto(sp, &external_, what);
+      Value* v = g.add_value(name);
+      v->data = s.to_dense();
+      v->type = TypeInfo::tensor(v->data.dtype(), shape_of(v->data.dims()));
+      g.initializers.push_back(v);
+      g.sparse_initializers.push_back(name);
+    }
+
+    // Nodes in three steps: outputs first (so subgraphs may refer to any value of this graph),
+    // then attributes (subgraphs), then inputs.
+    std::vector<Node*> nodes;
+    for (auto& np : *gp.mutable_node()) {
+      Node* n = g.add_node(np.op_type(), np.domain() == "ai.onnx" ? "" : np.domain());
+      n->name = np.name();
+      n->doc_string = np.doc_string();
+      n->overload = unknown_string(np, 8);
+      n->metadata = unknown_metadata(np, 9);
+      KILN_CHECK(!n->op_type.empty(), ErrorKind::kBadModel, "{}: node '{}' has no op_type", gname,
+                 n->name);
+      auto it = opsets.find(n->domain);
+      KILN_CHECK(it != opsets.end(), ErrorKind::kBadModel,
+                 "{}domain '{}' is not in the model's opset_import", n->where(), n->domain);
+      n->opset = static_cast<int>(it->second);
+      for (int i = 0; i < np.output_size(); ++i) {
+        const std::string& name = np.output(i);
+        if (name.empty()) {
+          n->outputs.push_back(nullptr);
+          continue;
+        }
+        KILN_CHECK(!g.find(name), ErrorKind::kBadModel,
+                   "{}output '{}' is already defined (values are assigned once)", n->where(), name);
+        g.set_output(n, i, g.add_value(name));
+      }
+      nodes.push_back(n);
+    }
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      Node* n = nodes[k];
+      for (auto& ap : *gp.mutable_node(static_cast<int>(k))->mutable_attribute()) {
+        KILN_CHECK(!n->attr(ap.name()), ErrorKind::kBadModel, "{}attribute '{}' is set twice",
+                   n->where(), ap.name());
+        n->attrs.push_back(attribute(ap, n->where(), &g, opsets));
+      }
+    }
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      Node* n = nodes[k];
+      const auto& np = gp.node(static_cast<int>(k));
+      for (int i = 0; i < np.input_size(); ++i) {
+        const std::string& name = np.input(i);
+        Value* v = nullptr;
+        if (!name.empty()) {
+          v = g.lookup(name);
+          KILN_CHECK(v, ErrorKind::kBadModel, "{}input '{}' is not defined", n->where(), name);
+        }
+        g.set_input(n, i, v);
+      }
+    }
+    for (const auto& out : gp.output()) {
+      Value* v = g.lookup(out.name());
+      KILN_CHECK(v, ErrorKind::kBadModel, "{}: output '{}' is not produced by any node", gname,
+                 out.name());
+      if (v->owner == &g) declare(v, out);
+      g.outputs.push_back(v);
+    }
+    for (const auto& vi : gp.value_info()) {
+      Value* v = g.find(vi.name());
+      if (!v || v->is_graph_input) continue;  // type of a value that does not exist: dropped
+      declare(v, vi);
+      g.value_infos.push_back(v);
+    }
+    sort_topologically(g);
+  }
+
+  // Kahn's algorithm, keeping the file's order where it is already valid. A node with subgraphs
+  // depends on the outer values its subgraphs read.
+  void sort_topologically(Graph& g) {
+    const auto& nodes = g.nodes();
+    std::unordered_map<const Node*, size_t> index;
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
+    std::vector<std::vector<size_t>> users(nodes.size());
+    std::vector<int> pending(nodes.size(), 0);
+    auto depend = [&](size_t user, const Value* v) {
+      if (!v || v->owner != &g || !v->producer) return;
+      auto it = index.find(v->producer);
+      if (it == index.end()) return;
+      users[it->second].push_back(user);
+      ++pending[user];
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (const Value* v : nodes[i]->inputs) depend(i, v);
+      for (const Value* v : outer_reads(*nodes[i], g)) depend(i, v);
+    }
+    std::vector<size_t> ready;
+    for (size_t i = nodes.size(); i-- > 0;)
+      if (pending[i] == 0) ready.push_back(i);
+    std::vector<Node*> order;
+    while (!ready.empty()) {
+      size_t i = ready.back();
+      ready.pop_back();
+      order.push_back(nodes[i].get());
+      std::vector<size_t> next;
+      for (size_t u : users[i])
+        if (--pending[u] == 0) next.push_back(u);
+      std::sort(next.rbegin(), next.rend());
+      ready.insert(ready.end(), next.begin(), next.end());
+      std::sort(ready.rbegin(), ready.rend());
+    }
+    if (order.size() != nodes.size()) {
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (pending[i] > 0)
+          fail(ErrorKind::kBadModel, "{}is part of a cycle", nodes[i]->where());
+    }
+    g.reorder(std::move(order));
+  }
+
+  // Values of graph `g` read by the subgraphs of node n.
+  static std::vector<const Value*> outer_reads(const Node& n, const Graph& g) {
+    std::vector<const Value*> out;
+    std::vector<const Graph*> todo;
+    for (const auto& a : n.attrs) {
+      if (a.g) todo.push_back(a.g.get());
+      for (const auto& sg : a.graphs) todo.push_back(sg.get());
+    }
+    while (!todo.empty()) {
+      const Graph* sg = todo.back();
+      todo.pop_back();
+      for (const auto& sn : sg->nodes()) {
+        for (const Value* v : sn->inputs)
+          if (v && v->owner == &g) out.push_back(v);
+        for (const auto& a : sn->attrs) {
+          if (a.g) todo.push_back(a.g.get());
+          for (const auto& x : a.graphs) todo.push_back(x.get());
+        }
+      }
+      for (const Value* v : sg->outputs)
+        if (v && v->owner == &g) out.push_back(v);
+    }
+    return out;
+  }
+
+  Function function(onnx::FunctionProto& fp, const Model& m) {
+    Function f;
+    f.name = fp.name();
+    f.domain = fp.domain();
+    f.doc_string = fp.doc_string();
+    f.overload = unknown_string(fp, 13);
+    f.metadata = unknown_metadata(fp, 14);
+    const std::string what = "function '" + f.name + "'";
+    KILN_CHECK(!f.name.empty(), ErrorKind::kBadModel, "model: a function has no name");
+    KILN_CHECK(!m.find_function(f.domain, f.name), ErrorKind::kBadModel, "{} is defined twice",
+               what);
+    f.opsets = opsets_of(fp.opset_import(), what.c_str());
+    if (f.opsets.empty()) f.opsets = m.opsets;
+    f.attribute_names.assign(fp.attribute().begin(), fp.attribute().end());
+    f.body = std::make_shared<Graph>();
+    f.body->name = f.name;
+    for (auto& ap : unknown_messages<onnx::AttributeProto>(fp, 11))
+      f.attribute_defaults.push_back(attribute(ap, what + ": ", f.body.get(), f.opsets));
+    // The body as a graph whose inputs and outputs are the formal parameters.
+    onnx::GraphProto gp;
+    gp.set_name(f.name);
+    for (const auto& in : fp.input()) gp.add_input()->set_name(in);
+    for (const auto& out : fp.output()) gp.add_output()->set_name(out);
+    *gp.mutable_node() = fp.node();
+    for (auto& vi : unknown_messages<onnx::ValueInfoProto>(fp, 12)) *gp.add_value_info() = vi;
+    with_context(what + ": ", [&] { graph(gp, *f.body, f.opsets); });
+    return f;
+  }
+
+  ExternalData external_;
+  const std::map<std::string, int64_t>* opsets_ = nullptr;
+};
+
+// Function bodies may call other local functions; a cycle or a chain deeper than the cap is bad.
+void check_function_calls(const Model& m) {
+  std::map<const Function*, int> depth;  // -1 while being visited
+  std::function<int(const Function*)> visit = [&](const Function* f) -> int {
+    auto it = depth.find(f);
+    if (it != depth.end()) {
+      KILN_CHECK(it->second >= 0, ErrorKind::kBadModel, "function '{}' calls itself", f->name);
+      return it->second;
+    }
+    depth[f] = -1;
+    int d = 0;
+    for (const auto& n : f->body->nodes())
+      if (const Function* callee = m.find_function(n->domain, n->op_type))
+        d = std::max(d, visit(callee) + 1);
+    KILN_CHECK(d < limits::kMaxFunctionDepth, ErrorKind::kBadModel,
+               "function '{}' calls functions {} deep", f->name, d);
+    depth[f] = d;
+    return d;
+  };
+  for (const auto& f : m.functions) visit(&f);
+}
+
+}  // namespace
+
+Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path& dir) {
+  KILN_CHECK(bytes.size() < size_t(INT_MAX), ErrorKind::kBadModel,
+             "model file is {} bytes: above 2 GB, weights must be in external data", bytes.size());
+  onnx::ModelProto mp;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(limits::kMaxGraphNesting * 4);
+  KILN_CHECK(mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage(), ErrorKind::kBadModel,
+             "not a valid ONNX model (protobuf parse failed: truncated, corrupt or nested too "
+             "deep)");
+  Importer importer(dir);
+  Model m = importer.import(mp);
+  check_function_calls(m);
+  normalize_opsets(m);
+  return m;
+}
+
+Model load_model(const std::filesystem::path& path) {
+  auto file = MappedFile::open(path);
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  return with_context("'" + path.filename().string() + "': ", [&] {
+    return load_model_from_bytes(
+        std::string_view(reinterpret_cast<const char*>(file->data()), file->size()), dir);
+  });
+}
+
+}  // namespace kiln

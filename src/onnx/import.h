@@ -1,0 +1,16 @@
+// Loading .onnx files into the IR: parse, convert with every safety check, sort, normalize opsets.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace kiln {
+
+// Loads a model file; external data is resolved inside the file's folder. Fails with kBadModel
+// (or kBadInput for an unreadable path) and a one-line message naming what and where.
+Model load_model(const std::filesystem::path& path);
+Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path& dir);
+
+}  // namespace kiln

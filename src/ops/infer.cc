@@ -1,0 +1,145 @@
+#include "ops/infer.h"
+
+#include <unordered_map>
+
+#include "ops/op.h"
+#include "support/error.h"
+
+namespace kiln {
+
+namespace {
+
+// Where an inferred dim and the file's declared dim disagree, the declared one fills only gaps.
+TypeInfo merge_declared(TypeInfo inferred, const TypeInfo& declared) {
+  if (inferred.kind == TypeInfo::Kind::kUnknown) return declared;
+  if (declared.kind != inferred.kind) return inferred;
+  if (inferred.elem == DataType::kUndefined) inferred.elem = declared.elem;
+  if (!inferred.shape) return inferred.kind == TypeInfo::Kind::kTensor && declared.shape
+                                 ? TypeInfo::tensor(inferred.elem, declared.shape)
+                                 : inferred;
+  if (declared.shape && declared.shape->size() == inferred.shape->size()) {
+    for (size_t i = 0; i < inferred.shape->size(); ++i)
+      if (!(*inferred.shape)[i].is_known() && !(*declared.shape)[i].is_unknown())
+        (*inferred.shape)[i] = (*declared.shape)[i];
+  }
+  return inferred;
+}
+
+class Inferrer {
+ public:
+  Inferrer(const Model& m, const InferOptions& opts) : model_(m), opts_(opts) {}
+
+  void graph(Graph& g) {
+    for (Value* v : g.initializers)
+      if (v->type.kind == TypeInfo::Kind::kUnknown || !v->type.shape)
+        v->type = TypeInfo::tensor(v->data.dtype(), shape_of(v->data.dims()));
+    for (const auto& n : g.nodes()) node(*n);
+  }
+
+ private:
+  const Tensor* constant_of(const Value* v) const {
+    if (v->is_constant() && !v->is_graph_input) return &v->data;
+    auto it = folded_.find(v);
+    return it == folded_.end() ? nullptr : &it->second;
+  }
+
+  void node(Node& n) {
+    std::vector<InferContext::Input> inputs(n.inputs.size());
+    bool all_constant = true;
+    int64_t constant_elems = 0;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* v = n.inputs[i];
+      if (!v) continue;
+      inputs[i].type = &v->type;
+      inputs[i].constant = constant_of(v);
+      auto it = dims_values_.find(v);
+      if (it != dims_values_.end()) inputs[i].dims_value = &it->second;
+      if (!inputs[i].constant) all_constant = false;
+      else constant_elems += inputs[i].constant->numel();
+    }
+    const OpSchema* schema = model_.find_function(n.domain, n.op_type)
+                                 ? nullptr
+                                 : OpRegistry::global().find(n.domain, n.op_type);
+    if (!schema || !schema->infer) return;  // local functions and ops without inference: unknown
+
+    InferContext ctx(n, std::move(inputs), [this](const Graph& sg, const std::vector<TypeInfo>& in) {
+      return subgraph(const_cast<Graph&>(sg), in);
+    });
+    try {
+      schema->infer(ctx);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      if (msg.rfind(n.where(), 0) == 0) throw;
+      throw Error(e.kind(), n.where() + msg);
+    }
+    for (int i = 0; i < n.num_outputs(); ++i) {
+      Value* out = n.outputs[i];
+      if (!out) continue;
+      const auto& t = ctx.outputs()[i];
+      TypeInfo inferred = t ? *t : TypeInfo{};
+      out->type = out->has_declared_type ? merge_declared(std::move(inferred), out->type)
+                                         : std::move(inferred);
+      if (ctx.output_values()[i]) dims_values_[out] = *ctx.output_values()[i];
+    }
+    if (all_constant && schema->kernel && schema->deterministic &&
+        constant_elems <= opts_.fold_limit && !has_subgraph(n))
+      fold(n, *schema);
+  }
+
+  static bool has_subgraph(const Node& n) {
+    for (const auto& a : n.attrs)
+      if (a.g || !a.graphs.empty()) return true;
+    return false;
+  }
+
+  // Runs the kernel on constant inputs; a failure just leaves the outputs unknown-valued.
+  void fold(Node& n, const OpSchema& schema) {
+    std::vector<RtValue> in_values(n.inputs.size());
+    std::vector<const RtValue*> in_ptrs(n.inputs.size(), nullptr);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (!n.inputs[i]) continue;
+      in_values[i] = RtValue::of(*constant_of(n.inputs[i]));
+      in_ptrs[i] = &in_values[i];
+    }
+    std::vector<RtValue> outs;
+    try {
+      KernelContext kctx(n, in_ptrs, outs, nullptr);
+      schema.kernel(kctx);
+    } catch (const Error&) {
+      return;  // e.g. an index out of range: reported when the model runs
+    }
+    for (int i = 0; i < n.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
+      Value* out = n.outputs[i];
+      if (!out || !outs[i].is_tensor() || outs[i].tensor.numel() > opts_.fold_limit) continue;
+      const Tensor& t = outs[i].tensor;
+      // The concrete result is the truth: it fixes dtype and every dim.
+      out->type = TypeInfo::tensor(t.dtype(), shape_of(t.dims()));
+      folded_[out] = t;
+    }
+  }
+
+  std::vector<TypeInfo> subgraph(Graph& g, const std::vector<TypeInfo>& in) {
+    for (size_t i = 0; i < g.inputs.size() && i < in.size(); ++i) {
+      Value* v = g.inputs[i];
+      v->type = v->has_declared_type ? merge_declared(in[i], v->type) : in[i];
+    }
+    graph(g);
+    std::vector<TypeInfo> out;
+    for (const Value* v : g.outputs) out.push_back(v->type);
+    return out;
+  }
+
+  const Model& model_;
+  const InferOptions& opts_;
+  std::unordered_map<const Value*, Tensor> folded_;
+  std::unordered_map<const Value*, std::vector<Dim>> dims_values_;
+};
+
+}  // namespace
+
+void infer_shapes(Model& m, const InferOptions& opts) {
+  Inferrer inf(m, opts);
+  inf.graph(*m.graph);
+}
+
+}  // namespace kiln

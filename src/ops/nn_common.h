@@ -1,0 +1,181 @@
+// Helpers shared by the nn family's files (nn_*.cc): element conversion to a compute type,
+// quantization rounding, and the window geometry of convolutions and pools.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ir/scalar_types.h"
+#include "ops/attrs.h"
+#include "ops/kernel_util.h"
+#include "ops/op.h"
+
+namespace kiln {
+void register_nn_conv_ops(OpRegistry& r);
+void register_nn_pool_ops(OpRegistry& r);
+void register_nn_matmul_ops(OpRegistry& r);
+void register_nn_quant_ops(OpRegistry& r);
+void register_nn_attention_ops(OpRegistry& r);
+}  // namespace kiln
+
+namespace kiln::nn {
+
+template <typename T> struct is_small_int : std::false_type {};
+template <bool S, int B> struct is_small_int<SmallInt<S, B>> : std::true_type {};
+template <typename T> struct is_small_float : std::false_type {};
+template <DataType D> struct is_small_float<SmallFloat<D>> : std::true_type {};
+
+// One element of any numeric kiln type as the arithmetic type C.
+template <typename C, typename T>
+inline C to_num(const T& v) {
+  if constexpr (std::is_arithmetic_v<T>) return static_cast<C>(v);
+  else if constexpr (is_small_int<T>::value) return static_cast<C>(static_cast<int64_t>(v));
+  else return static_cast<C>(static_cast<float>(v));
+}
+// An arithmetic value as element type T (a plain conversion: no rounding or saturation for ints).
+template <typename T, typename C>
+inline T from_num(C v) {
+  if constexpr (std::is_arithmetic_v<T>) return static_cast<T>(v);
+  else if constexpr (is_small_int<T>::value) return T(static_cast<int64_t>(v));
+  else return T(static_cast<float>(v));
+}
+
+#define KILN_NN_LOADABLE_TYPES KILN_NUMERIC_TYPES, bool, KILN_FLOAT8_TYPES, KILN_SMALL_INT_TYPES
+
+// All elements of a numeric tensor converted to C.
+template <typename C>
+std::vector<C> load_as(const Node& n, const Tensor& t) {
+  std::vector<C> out(static_cast<size_t>(t.numel()));
+  visit<KILN_NN_LOADABLE_TYPES>(n, t.dtype(), [&]<typename T>() {
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) out[i] = to_num<C>(p[i]);
+  });
+  return out;
+}
+
+// A tensor's elements as C, without a copy when it already holds C.
+template <typename C>
+struct View {
+  std::vector<C> owned;
+  const C* p = nullptr;
+  const C& operator[](int64_t i) const { return p[i]; }
+};
+template <typename C>
+View<C> view_as(const Node& n, const Tensor& t) {
+  View<C> v;
+  if (t.dtype() == dtype_of<C>) {
+    v.p = t.data<C>();
+  } else {
+    v.owned = load_as<C>(n, t);
+    v.p = v.owned.data();
+  }
+  return v;
+}
+
+// A float / double tensor converted to dtype `to` (a float type); the same tensor when equal.
+Tensor convert_float(const Node& n, Tensor src, DataType to);
+
+// The compute type of a float kind: double for double, float otherwise.
+inline DataType compute_dtype(DataType t) {
+  return t == DataType::kDouble ? DataType::kDouble : DataType::kFloat;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantization.
+
+template <typename Q>
+constexpr std::pair<int64_t, int64_t> int_range() {
+  if constexpr (is_small_int<Q>::value) {
+    constexpr bool s = std::is_signed_v<typename Q::Storage>;
+    constexpr int bits = std::is_same_v<Q, Int4> || std::is_same_v<Q, UInt4> ? 4 : 2;
+    if constexpr (s) return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
+    else return {0, (int64_t{1} << bits) - 1};
+  } else {
+    return {static_cast<int64_t>(std::numeric_limits<Q>::lowest()),
+            static_cast<int64_t>(std::numeric_limits<Q>::max())};
+  }
+}
+
+// Rounds half to even and clamps to Q's range (NaN gives 0).
+template <typename Q>
+inline Q saturate_int(double v) {
+  constexpr auto r = int_range<Q>();
+  if (std::isnan(v)) return from_num<Q>(int64_t{0});
+  v = std::nearbyint(v);
+  if (v < static_cast<double>(r.first)) return from_num<Q>(r.first);
+  if (v > static_cast<double>(r.second)) return from_num<Q>(r.second);
+  return from_num<Q>(static_cast<int64_t>(v));
+}
+
+// v (already divided by the scale, zero point not yet added) quantized to Q: integers round half to
+// even then add zp and saturate; float kinds add zp then convert (saturating or not).
+template <typename Q>
+inline Q quantize_one(double v, double zp, bool saturate) {
+  if constexpr (is_small_float<Q>::value) {
+    Q q;
+    q.bits = float_to_float8(dtype_of<Q>, static_cast<float>(v + zp), saturate);
+    return q;
+  } else {
+    if (std::isnan(v)) return saturate_int<Q>(zp);
+    return saturate_int<Q>(std::nearbyint(v) + zp);
+  }
+}
+
+#define KILN_NN_QUANT_TYPES                                                                    \
+  int8_t, uint8_t, int16_t, uint16_t, int32_t, ::kiln::Int4, ::kiln::UInt4, ::kiln::Int2,      \
+      ::kiln::UInt2, ::kiln::Float8E4M3FN, ::kiln::Float8E4M3FNUZ, ::kiln::Float8E5M2,         \
+      ::kiln::Float8E5M2FNUZ, ::kiln::Float4E2M1, ::kiln::Float8E8M0
+
+// ---------------------------------------------------------------------------------------------
+// Window geometry of Conv / pools.
+
+struct Window {
+  int nsp = 0;                       // spatial rank
+  std::string auto_pad = "NOTSET";
+  std::vector<int64_t> k, s, d;      // kernel, strides, dilations
+  std::vector<int64_t> pb, pe;       // pads at the start / end (SAME: resolved per input size)
+  bool ceil = false;                 // ceil_mode of pools
+  int64_t eff_k(int i) const { return (k[i] - 1) * d[i] + 1; }
+};
+
+// Reads the window attributes of node n for nsp spatial dims; `kernel` is the kernel size from the
+// weight (conv) when known; kernel_shape takes precedence when set. Returns nullopt when the kernel
+// size is not known. Fails (kBadModel) on malformed attributes.
+std::optional<Window> read_window(const Node& n, int nsp, const std::optional<std::vector<int64_t>>& kernel,
+                                  bool ceil_mode_attr = false);
+// The output size of spatial dim i for input size `in`; resolves the SAME pads into w.pb / w.pe.
+// Fails with `kind` when the window does not fit.
+int64_t window_out(const Node& n, Window& w, int i, int64_t in, ErrorKind kind);
+// The same on a possibly symbolic dim.
+Dim window_out_dim(const Node& n, const Window& w, int i, const Dim& in);
+// a + c with a constant c, written as a - |c| for a negative one.
+Dim add_const(const Dim& a, int64_t c);
+
+// A window geometry lifted to 3 spatial dims (leading dims of size 1), for the kernels.
+struct Geom3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+Geom3 lift3(const Node& n, const Window& w, const std::vector<int64_t>& in,
+            const std::vector<int64_t>& out);
+
+// Range [lo, hi) of output positions o with 0 <= o*s + off < in.
+inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  hi = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
+  if (hi > out) hi = out;
+  if (lo > hi) lo = hi;
+}
+
+// Spatial dims of a shape (those after N and C), or nullopt.
+std::optional<std::vector<int64_t>> spatial_dims(const std::optional<Shape>& s);
+
+}  // namespace kiln::nn

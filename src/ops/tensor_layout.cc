@@ -1,0 +1,1006 @@
+// Tensor ops that move elements around: Transpose Concat Split Slice Tile Pad CenterCropPad
+// DepthToSpace SpaceToDepth Trilu ReverseSequence Compress NonZero.
+#include <algorithm>
+#include <climits>
+
+#include "ops/tensor_common.h"
+
+namespace kiln {
+namespace {
+using namespace tensor_ops;
+
+// d + v for a dim and an integer that may be negative.
+Dim add_int(const Dim& d, int64_t v) { return v >= 0 ? dim_add(d, Dim(v)) : d - Dim(-v); }
+
+// dst[dst_off + idx.dst_strides] = src[src_off + idx.src_strides] for every idx of dims.
+template <typename S>
+void copy_region(S* dst, const std::vector<int64_t>& dst_strides, int64_t dst_off, const S* src,
+                 const std::vector<int64_t>& src_strides, int64_t src_off,
+                 const std::vector<int64_t>& dims) {
+  const int rank = static_cast<int>(dims.size());
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    dst[dst_off] = src[src_off];
+    for (int k = rank - 1; k >= 0; --k) {
+      dst_off += dst_strides[k];
+      src_off += src_strides[k];
+      if (++idx[k] < dims[k]) break;
+      dst_off -= dst_strides[k] * dims[k];
+      src_off -= src_strides[k] * dims[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transpose
+
+template <typename Bad>
+std::vector<int64_t> transpose_perm(const Node& n, int rank, Bad&& bad) {
+  std::vector<int64_t> perm;
+  if (auto p = attr_ints_opt(n, "perm")) {
+    perm = *p;
+  } else {
+    for (int k = rank - 1; k >= 0; --k) perm.push_back(k);
+  }
+  if (static_cast<int>(perm.size()) != rank)
+    bad(fmt::format("perm has {} entries for rank {}", perm.size(), rank));
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p]) bad(fmt::format("perm {} is not a permutation", dims_to_string(perm)));
+    seen[p] = true;
+  }
+  return perm;
+}
+
+void infer_transpose(InferContext& ctx) {
+  const Shape* in = input_shape_ptr(ctx, 0);
+  std::optional<Shape> out;
+  if (in) {
+    auto perm = transpose_perm(ctx.node(), static_cast<int>(in->size()),
+                               [&](const std::string& m) { ctx.fail_here(m); });
+    out.emplace();
+    for (int64_t p : perm) out->push_back((*in)[p]);
+  } else if (auto p = attr_ints_opt(ctx.node(), "perm"); p && p->size() <= size_t(limits::kMaxRank)) {
+    out = unknown_shape(static_cast<int>(p->size()));
+  }
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void run_transpose(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  auto perm = transpose_perm(ctx.node(), x.rank(), [&](const std::string& m) { ctx.fail_here(m); });
+  const auto in_strides = strides_of(x.dims());
+  std::vector<int64_t> dims, strides;
+  for (int64_t p : perm) {
+    dims.push_back(x.dim(static_cast<int>(p)));
+    strides.push_back(in_strides[p]);
+  }
+  ctx.set_output(0, strided_tensor(ctx, x, dims, strides, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concat
+
+int64_t concat_axis_attr(const Node& n) {
+  return n.opset < 4 ? attr_int(n, "axis", 1) : attr_int_req(n, "axis");
+}
+
+void infer_concat(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  int rank = -1;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (ctx.input_dtype(i) != dt)
+      ctx.fail_here(fmt::format("inputs have types {} and {}", dtype_name(dt),
+                                dtype_name(ctx.input_dtype(i))));
+    const int r = ctx.input_rank(i);
+    if (r < 0) continue;
+    if (rank >= 0 && r != rank) ctx.fail_here(fmt::format("inputs have ranks {} and {}", rank, r));
+    rank = r;
+  }
+  if (rank < 0) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  const int axis = infer_axis(ctx, concat_axis_attr(ctx.node()), rank);
+  Shape out(rank);
+  Dim sum(0);
+  bool sum_known = true;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const Shape* s = input_shape_ptr(ctx, i);
+    if (!s) {
+      sum_known = false;
+      continue;
+    }
+    sum = dim_add(sum, (*s)[axis]);
+    for (int k = 0; k < rank; ++k) {
+      if (k == axis) continue;
+      const Dim& d = (*s)[k];
+      Dim& o = out[k];
+      if (d.is_known() && o.is_known() && d.value() != o.value())
+        ctx.fail_here(fmt::format("inputs differ in dim {}: {} and {}", k, o.value(), d.value()));
+      if (d.is_known() || (o.is_unknown() && d.is_symbolic())) o = d;
+    }
+  }
+  out[axis] = sum_known ? sum : Dim();
+  if (rank == 1) {  // pieces of a shape being built
+    std::vector<Dim> value;
+    bool all = true;
+    for (int i = 0; i < ctx.num_inputs() && all; ++i) {
+      auto v = ctx.has_input(i) ? ctx.input_dims_value(i) : std::nullopt;
+      if (!v) all = false;
+      else value.insert(value.end(), v->begin(), v->end());
+    }
+    if (all) ctx.set_output_dims_value(0, std::move(value));
+  }
+  ctx.set_output(0, dt, std::move(out));
+}
+
+void run_concat(KernelContext& ctx) {
+  std::vector<const Tensor*> ins;
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) ins.push_back(&ctx.input(i));
+  if (ins.empty()) ctx.fail_here("no inputs");
+  const Tensor& first = *ins[0];
+  const int rank = first.rank();
+  if (rank == 0) ctx.fail_here("cannot concatenate scalars");
+  const int axis = kernel_axis(ctx, concat_axis_attr(ctx.node()), rank);
+  std::vector<int64_t> out_dims = first.dims();
+  int64_t sum = 0;
+  for (const Tensor* t : ins) {
+    if (t->dtype() != first.dtype())
+      ctx.fail_here(fmt::format("inputs have types {} and {}", dtype_name(first.dtype()),
+                                dtype_name(t->dtype())));
+    bool same = t->rank() == rank;
+    for (int k = 0; same && k < rank; ++k) same = k == axis || t->dim(k) == first.dim(k);
+    if (!same)
+      ctx.fail_here(fmt::format("cannot concatenate {} and {} on axis {}",
+                                dims_to_string(first.dims()), dims_to_string(t->dims()), axis));
+    sum += t->dim(axis);
+  }
+  out_dims[axis] = sum;
+  Tensor out = new_tensor(ctx, first.dtype(), out_dims);
+  const int64_t outer = dims_product(out_dims, 0, axis);
+  const int64_t out_block = dims_product(out_dims, axis, rank);
+  int64_t at = 0;
+  for (const Tensor* t : ins) {
+    const int64_t block = dims_product(t->dims(), axis, rank);
+    for (int64_t o = 0; o < outer; ++o) copy_elems(out, o * out_block + at, *t, o * block, block);
+    at += block;
+  }
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split
+
+// Equal parts: ceil(d / n) each, the last one smaller (opset 18's num_outputs rule).
+template <typename Bad>
+std::vector<int64_t> equal_split(int64_t d, int64_t n, Bad&& bad) {
+  if (n <= 0) bad("no outputs to split into");
+  const int64_t chunk = d / n + (d % n != 0);
+  std::vector<int64_t> parts(n, chunk);
+  parts.back() = d - chunk * (n - 1);
+  if (parts.back() < 0) bad(fmt::format("cannot split a dim of {} into {} parts", d, n));
+  return parts;
+}
+
+void check_num_outputs(const Node& n, int outputs, const std::function<void(const std::string&)>& bad) {
+  if (auto k = attr_int_opt(n, "num_outputs"); k && *k != outputs)
+    bad(fmt::format("num_outputs is {} but the node has {} outputs", *k, outputs));
+}
+
+void infer_split(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  const int n = ctx.num_outputs();
+  auto bad = [&](const std::string& m) { ctx.fail_here(m); };
+  check_num_outputs(ctx.node(), n, bad);
+  const Shape* in = input_shape_ptr(ctx, 0);
+  if (!in) {
+    for (int i = 0; i < n; ++i) ctx.set_output(i, dt, std::nullopt);
+    return;
+  }
+  const int axis = infer_axis(ctx, attr_int(ctx.node(), "axis", 0), static_cast<int>(in->size()));
+  const Dim d = (*in)[axis];
+  std::vector<Dim> parts(n);
+  if (ctx.has_input(1)) {
+    if (auto v = input_sym_ints(ctx, 1)) {
+      if (static_cast<int>(v->size()) != n)
+        ctx.fail_here(fmt::format("split has {} entries for {} outputs", v->size(), n));
+      int64_t total = 0;
+      bool exact = true;
+      for (int i = 0; i < n; ++i) {
+        const SymInt& s = (*v)[i];
+        if (s.exact && s.v < 0) ctx.fail_here(fmt::format("split entry {} is negative", s.v));
+        parts[i] = s.dim();
+        exact = exact && s.exact;
+        if (s.exact) total += s.v;
+      }
+      if (exact && d.is_known() && total != d.value())
+        ctx.fail_here(fmt::format("split sums to {}, the dim is {}", total, d.value()));
+    }
+  } else if (d.is_known()) {
+    auto sizes = equal_split(d.value(), n, bad);
+    for (int i = 0; i < n; ++i) parts[i] = sizes[i];
+  } else if (n == 1) {
+    parts[0] = d;
+  } else if (ctx.opset() < 18) {  // older opsets require equal parts
+    for (int i = 0; i < n; ++i) parts[i] = Dim::floor_div(d, Dim(n));
+  }
+  for (int i = 0; i < n; ++i) {
+    Shape s = *in;
+    s[axis] = parts[i];
+    ctx.set_output(i, dt, std::move(s));
+  }
+}
+
+void run_split(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int n = ctx.num_outputs();
+  auto bad = [&](const std::string& m) { ctx.fail_here(m); };
+  check_num_outputs(ctx.node(), n, bad);
+  if (x.rank() == 0) ctx.fail_here("cannot split a scalar");
+  const int axis = kernel_axis(ctx, attr_int(ctx.node(), "axis", 0), x.rank());
+  const int64_t d = x.dim(axis);
+  std::vector<int64_t> parts;
+  if (ctx.has_input(1)) {
+    parts = input_ints(ctx, 1, "split");
+    if (static_cast<int>(parts.size()) != n)
+      ctx.fail_here(fmt::format("split has {} entries for {} outputs", parts.size(), n));
+    int64_t total = 0;
+    for (int64_t p : parts) {
+      if (p < 0) ctx.fail_here(fmt::format("split entry {} is negative", p));
+      total += p;
+      if (total > d) break;
+    }
+    if (total != d) ctx.fail_here(fmt::format("split {} does not sum to the dim {}", dims_to_string(parts), d));
+  } else {
+    parts = equal_split(d, n, bad);
+  }
+  const int64_t outer = dims_product(x.dims(), 0, axis);
+  const int64_t inner = dims_product(x.dims(), axis + 1, x.rank());
+  int64_t at = 0;
+  for (int i = 0; i < n; ++i) {
+    std::vector<int64_t> dims = x.dims();
+    dims[axis] = parts[i];
+    Tensor out = new_tensor(ctx, x.dtype(), dims);
+    const int64_t block = parts[i] * inner;
+    for (int64_t o = 0; o < outer; ++o) copy_elems(out, o * block, x, o * d * inner + at * inner, block);
+    at += parts[i];
+    ctx.set_output(i, std::move(out));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slice
+
+struct SliceRange {
+  int64_t start = 0, len = 0;
+};
+
+// ONNX slice clamping of [start, end) by step over a dim of size d. step != 0.
+SliceRange slice_range(int64_t d, int64_t start, int64_t end, int64_t step) {
+  if (start < 0) start += d;  // no overflow: d >= 0
+  if (end < 0) end += d;
+  SliceRange r;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, d);
+    end = std::clamp<int64_t>(end, 0, d);
+    r.start = start;
+    r.len = end > start ? static_cast<int64_t>((static_cast<__int128>(end) - start - 1) / step + 1) : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, d - 1);
+    end = std::clamp<int64_t>(end, -1, d - 1);
+    r.start = start;
+    r.len = start > end
+                ? static_cast<int64_t>((static_cast<__int128>(start) - end - 1) / -static_cast<__int128>(step) + 1)
+                : 0;
+  }
+  if (d == 0) r = {0, 0};
+  return r;
+}
+
+constexpr int64_t kSliceToEnd = int64_t(1) << 30;  // an end this large means "to the end" for sure-ish
+
+// Slice inputs as per-axis entries: (axis, start, end, step), axes normalized.
+struct SliceSpec {
+  int axis;
+  SymInt start, end;
+  int64_t step;
+  bool step_known;
+};
+
+void infer_slice(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  const Shape* in = input_shape_ptr(ctx, 0);
+  if (!in) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  const int rank = static_cast<int>(in->size());
+  auto starts = input_sym_ints(ctx, 1), ends = input_sym_ints(ctx, 2);
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (ctx.has_input(3)) axes = input_exact_ints(ctx, 3);
+  if (ctx.has_input(4)) steps = input_exact_ints(ctx, 4);
+  const bool axes_unknown = ctx.has_input(3) && !axes;
+  Shape out = *in;
+  if (!starts || !ends || axes_unknown) {
+    // Which axes change is unknown (or by how much): those we cannot name become unknown.
+    if (axes && !axes_unknown) {
+      for (int64_t a : *axes) out[infer_axis(ctx, a, rank)] = Dim();
+    } else {
+      out = unknown_shape(rank);
+    }
+    ctx.set_output(0, dt, std::move(out));
+    return;
+  }
+  const size_t n = starts->size();
+  if (ends->size() != n || (axes && axes->size() != n))
+    ctx.fail_here("starts, ends and axes differ in length");
+  if (steps && steps->size() != n) ctx.fail_here("steps and starts differ in length");
+  std::vector<bool> seen(rank, false);
+  bool exact_all = true;
+  std::vector<SliceSpec> specs;
+  for (size_t i = 0; i < n; ++i) {
+    const int axis = infer_axis(ctx, axes ? (*axes)[i] : static_cast<int64_t>(i), rank);
+    if (seen[axis]) ctx.fail_here(fmt::format("axis {} sliced twice", axis));
+    seen[axis] = true;
+    const bool step_known = !ctx.has_input(4) || steps;
+    const int64_t step = steps ? (*steps)[i] : 1;
+    if (step_known && step == 0) ctx.fail_here("step is 0");
+    specs.push_back({axis, (*starts)[i], (*ends)[i], step, step_known});
+    exact_all = exact_all && step_known && (*starts)[i].exact && (*ends)[i].exact;
+  }
+  for (const SliceSpec& s : specs) {
+    const Dim d = (*in)[s.axis];
+    Dim r;
+    if (!s.step_known) {
+      r = Dim();
+    } else if (d.is_known() && s.start.exact && s.end.exact) {
+      r = slice_range(d.value(), s.start.v, s.end.v, s.step).len;
+    } else if (s.step > 0 && s.start.exact && s.start.v >= 0) {
+      if (s.end.exact && s.end.v >= kSliceToEnd) {  // [start:] of a symbolic dim
+        r = s.step == 1 ? d - Dim(s.start.v) : Dim::ceil_div(d - Dim(s.start.v), Dim(s.step));
+      } else if (!s.end.exact && s.end.sym.is_symbolic() && s.step == 1) {
+        // [start:end] with end a symbol (x[:, :seq] in torch exports): assumed within the dim.
+        r = s.end.sym - Dim(s.start.v);
+      }
+    } else if (s.step < 0 && s.start.exact && (s.start.v == -1 || s.start.v >= kSliceToEnd) &&
+               s.end.exact && s.end.v <= -kSliceToEnd) {  // full reverse
+      r = s.step == -1 ? d : Dim::ceil_div(d, Dim(-s.step));
+    }
+    out[s.axis] = r;
+  }
+  // Slicing a shape being built (Shape -> Slice): its value is known.
+  if (rank == 1 && exact_all)
+    if (auto v = ctx.input_dims_value(0)) {
+      const SliceSpec& s = specs.empty() ? SliceSpec{0, {true, 0, Dim()}, {true, INT64_MAX, Dim()}, 1, true}
+                                         : specs[0];
+      SliceRange sr = slice_range(static_cast<int64_t>(v->size()), s.start.v, s.end.v, s.step);
+      std::vector<Dim> value;
+      for (int64_t k = 0; k < sr.len; ++k) value.push_back((*v)[sr.start + k * s.step]);
+      ctx.set_output_dims_value(0, std::move(value));
+    }
+  ctx.set_output(0, dt, std::move(out));
+}
+
+void run_slice(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  const auto starts = input_ints(ctx, 1, "starts");
+  const auto ends = input_ints(ctx, 2, "ends");
+  const size_t n = starts.size();
+  std::vector<int64_t> axes, steps(n, 1);
+  if (ctx.has_input(3)) {
+    axes = input_ints(ctx, 3, "axes");
+  } else {
+    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (ctx.has_input(4)) steps = input_ints(ctx, 4, "steps");
+  if (ends.size() != n || axes.size() != n || steps.size() != n)
+    ctx.fail_here("starts, ends, axes and steps differ in length");
+  std::vector<int64_t> dims = x.dims(), strides = strides_of(x.dims());
+  int64_t offset = 0;
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (axes[i] < -rank || axes[i] >= rank)
+      ctx.fail_here(fmt::format("axis {} out of range for rank {}", axes[i], rank));
+    const int axis = static_cast<int>(axes[i] < 0 ? axes[i] + rank : axes[i]);
+    if (seen[axis]) ctx.fail_here(fmt::format("axis {} sliced twice", axis));
+    seen[axis] = true;
+    if (steps[i] == 0) ctx.fail_here("step is 0");
+    const SliceRange r = slice_range(x.dim(axis), starts[i], ends[i], steps[i]);
+    offset += r.start * strides[axis];
+    dims[axis] = r.len;
+    strides[axis] *= steps[i];
+  }
+  ctx.set_output(0, strided_tensor(ctx, x, dims, strides, offset));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tile
+
+// Tile-1 (opset < 6) tiled one axis: (input, tiles, axis) scalars.
+std::vector<int64_t> tile_repeats(KernelContext& ctx, int rank) {
+  if (ctx.opset() < 6 && ctx.has_input(2)) {
+    std::vector<int64_t> reps(rank, 1);
+    reps[kernel_axis(ctx, input_scalar_int(ctx, 2, "axis"), rank)] = input_scalar_int(ctx, 1, "tiles");
+    return reps;
+  }
+  return input_ints(ctx, 1, "repeats");
+}
+
+void infer_tile(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  const Shape* in = input_shape_ptr(ctx, 0);
+  if (!in) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  Shape out = unknown_shape(static_cast<int>(in->size()));
+  if (ctx.opset() >= 6 || !ctx.has_input(2))
+    if (auto reps = input_sym_ints(ctx, 1)) {
+      if (reps->size() != in->size())
+        ctx.fail_here(fmt::format("repeats has {} entries for rank {}", reps->size(), in->size()));
+      for (size_t k = 0; k < in->size(); ++k) {
+        const SymInt& r = (*reps)[k];
+        if (r.exact && r.v < 0) ctx.fail_here(fmt::format("repeat {} is negative", r.v));
+        out[k] = dim_mul((*in)[k], r.dim());
+      }
+    }
+  ctx.set_output(0, dt, std::move(out));
+}
+
+void run_tile(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  const auto reps = tile_repeats(ctx, rank);
+  if (static_cast<int>(reps.size()) != rank)
+    ctx.fail_here(fmt::format("repeats has {} entries for rank {}", reps.size(), rank));
+  std::vector<int64_t> out_dims(rank), view_dims, view_strides;
+  const auto in_strides = strides_of(x.dims());
+  for (int k = 0; k < rank; ++k) {
+    if (reps[k] < 0) ctx.fail_here(fmt::format("repeat {} is negative", reps[k]));
+    auto d = checked_mul(x.dim(k), reps[k]);
+    if (!d) ctx.fail_here(fmt::format("tiling {} by {} overflows", dims_to_string(x.dims()), dims_to_string(reps)));
+    out_dims[k] = *d;
+    // out[r, i] = in[i]: the view [rep_0, dim_0, rep_1, dim_1 ...] with stride 0 on the reps.
+    view_dims.insert(view_dims.end(), {reps[k], x.dim(k)});
+    view_strides.insert(view_strides.end(), {0, in_strides[k]});
+  }
+  Tensor out = new_tensor(ctx, x.dtype(), out_dims);
+  visit_storage(ctx.node(), x.dtype(), [&]<typename S>() {
+    strided_copy(out.data<S>(), x.data<S>(), view_dims, view_strides, 0);
+  });
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pad
+
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+
+PadMode pad_mode(const Node& n) {
+  const std::string m = attr_string(n, "mode", "constant");
+  if (m == "constant") return PadMode::kConstant;
+  if (m == "reflect") return PadMode::kReflect;
+  if (m == "edge") return PadMode::kEdge;
+  if (m == "wrap") return PadMode::kWrap;
+  fail(ErrorKind::kBadModel, "{}unknown pad mode '{}'", n.where(), m);
+}
+
+// The per-axis (begin, end) pads: pads input over the axes input (all axes by default).
+template <typename Bad>
+std::vector<std::pair<int64_t, int64_t>> pads_per_axis(const std::vector<int64_t>& pads,
+                                                       const std::optional<std::vector<int64_t>>& axes,
+                                                       int rank, Bad&& bad) {
+  std::vector<int64_t> ax;
+  if (axes) {
+    ax = *axes;
+  } else {
+    for (int k = 0; k < rank; ++k) ax.push_back(k);
+  }
+  if (pads.size() != 2 * ax.size())
+    bad(fmt::format("pads has {} entries for {} axes", pads.size(), ax.size()));
+  std::vector<std::pair<int64_t, int64_t>> out(rank, {0, 0});
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < ax.size(); ++i) {
+    if (ax[i] < -rank || ax[i] >= rank) bad(fmt::format("axis {} out of range for rank {}", ax[i], rank));
+    const int k = static_cast<int>(ax[i] < 0 ? ax[i] + rank : ax[i]);
+    if (seen[k]) bad(fmt::format("axis {} given twice", ax[i]));
+    seen[k] = true;
+    out[k] = {pads[i], pads[i + ax.size()]};
+  }
+  return out;
+}
+
+void infer_pad(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  const Shape* in = input_shape_ptr(ctx, 0);
+  pad_mode(ctx.node());
+  if (!in) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  const int rank = static_cast<int>(in->size());
+  auto pads = input_exact_ints(ctx, 1);
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.has_input(3)) axes = input_exact_ints(ctx, 3);
+  if (!pads || (ctx.has_input(3) && !axes)) {
+    ctx.set_output(0, dt, unknown_shape(rank));
+    return;
+  }
+  auto per_axis = pads_per_axis(*pads, axes, rank, [&](const std::string& m) { ctx.fail_here(m); });
+  Shape out(rank);
+  for (int k = 0; k < rank; ++k) {
+    auto [b, e] = per_axis[k];
+    auto total = checked_add(b, e);
+    out[k] = total ? add_int((*in)[k], *total) : Dim();
+    if (out[k].is_known() && (*in)[k].is_known() && (*in)[k].value() + *total < 0)
+      ctx.fail_here(fmt::format("pads make dim {} negative", k));
+  }
+  ctx.set_output(0, dt, std::move(out));
+}
+
+// Where output position o of an axis reads from: a source index, or -1 for the constant.
+int64_t pad_source(PadMode mode, int64_t o, int64_t begin, int64_t lo, int64_t len) {
+  int64_t i = o - begin;  // position in the cropped input [lo, lo + len)
+  if (i >= 0 && i < len) return lo + i;
+  switch (mode) {
+    case PadMode::kConstant: return -1;
+    case PadMode::kEdge: return lo + (i < 0 ? 0 : len - 1);
+    case PadMode::kWrap: return lo + ((i % len) + len) % len;
+    case PadMode::kReflect: {
+      if (len == 1) return lo;
+      const int64_t period = 2 * (len - 1);
+      int64_t m = ((i % period) + period) % period;
+      return lo + (m < len ? m : period - m);
+    }
+  }
+  return -1;
+}
+
+void run_pad(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  const PadMode mode = pad_mode(ctx.node());
+  const auto pads = input_ints(ctx, 1, "pads");
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.has_input(3)) axes = input_ints(ctx, 3, "axes");
+  auto per_axis = pads_per_axis(pads, axes, rank, [&](const std::string& m) { ctx.fail_here(m); });
+  std::vector<int64_t> out_dims(rank), lo(rank), len(rank), begin(rank);
+  for (int k = 0; k < rank; ++k) {
+    auto [b, e] = per_axis[k];
+    const int64_t d = x.dim(k);
+    auto total = checked_add(d, b);
+    if (total) total = checked_add(*total, e);
+    if (!total || *total < 0)
+      ctx.fail_here(fmt::format("pads {} and {} do not fit dim {} of size {}", b, e, k, d));
+    out_dims[k] = *total;
+    // Negative pads crop first; the positive ones pad what is left.
+    lo[k] = std::min(d, std::max<int64_t>(0, -b));
+    len[k] = std::max<int64_t>(0, d - lo[k] - std::max<int64_t>(0, -e));
+    begin[k] = std::max<int64_t>(0, b);
+    if (mode != PadMode::kConstant && len[k] == 0 && out_dims[k] > 0)
+      ctx.fail_here(fmt::format("cannot pad an empty axis {} in this mode", k));
+  }
+  Tensor out = new_tensor(ctx, x.dtype(), out_dims);
+  if (out.numel() == 0) {
+    ctx.set_output(0, std::move(out));
+    return;
+  }
+  // The source index along each axis for every output position (-1: the constant).
+  std::vector<std::vector<int64_t>> src(rank);
+  for (int k = 0; k < rank; ++k) {
+    src[k].resize(out_dims[k]);
+    for (int64_t o = 0; o < out_dims[k]; ++o) src[k][o] = pad_source(mode, o, begin[k], lo[k], len[k]);
+  }
+  const auto strides = strides_of(x.dims());
+  const bool has_value = mode == PadMode::kConstant && ctx.has_input(2) && ctx.input(2).numel() > 0;
+  if (has_value && ctx.input(2).dtype() != x.dtype())
+    ctx.fail_here(fmt::format("constant_value is {}, the data {}", dtype_name(ctx.input(2).dtype()),
+                              dtype_name(x.dtype())));
+  visit_storage(ctx.node(), x.dtype(), [&]<typename S>() {
+    const S value = has_value ? ctx.input(2).data<S>()[0] : S{};
+    const S* in = x.data<S>();
+    S* o = out.data<S>();
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      int64_t off = 0;
+      bool constant = false;
+      for (int k = 0; k < rank && !constant; ++k) {
+        const int64_t s = src[k][idx[k]];
+        if (s < 0) constant = true;
+        else off += s * strides[k];
+      }
+      o[i] = constant ? value : in[off];
+      for (int k = rank - 1; k >= 0; --k) {
+        if (++idx[k] < out_dims[k]) break;
+        idx[k] = 0;
+      }
+    }
+  });
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CenterCropPad
+
+std::vector<int64_t> crop_pad_axes(const Node& n, size_t count, int rank,
+                                   const std::function<void(const std::string&)>& bad) {
+  std::vector<int64_t> axes = attr_ints(n, "axes");
+  if (axes.empty())
+    for (int k = 0; k < rank; ++k) axes.push_back(k);
+  if (axes.size() != count) bad(fmt::format("shape has {} entries for {} axes", count, axes.size()));
+  std::vector<bool> seen(rank, false);
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) bad(fmt::format("axis {} out of range for rank {}", a, rank));
+    if (a < 0) a += rank;
+    if (seen[a]) bad(fmt::format("axis {} given twice", a));
+    seen[a] = true;
+  }
+  return axes;
+}
+
+void infer_center_crop_pad(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  const Shape* in = input_shape_ptr(ctx, 0);
+  if (!in) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  const int rank = static_cast<int>(in->size());
+  Shape out = *in;
+  auto target = input_sym_ints(ctx, 1);
+  auto bad = [&](const std::string& m) { ctx.fail_here(m); };
+  if (target) {
+    auto axes = crop_pad_axes(ctx.node(), target->size(), rank, bad);
+    for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = (*target)[i].dim();
+  } else if (auto a = attr_ints_opt(ctx.node(), "axes")) {
+    for (int64_t ax : *a) out[infer_axis(ctx, ax, rank)] = Dim();
+  } else {
+    out = unknown_shape(rank);
+  }
+  ctx.set_output(0, dt, std::move(out));
+}
+
+void run_center_crop_pad(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  const auto target = input_ints(ctx, 1, "shape");
+  auto axes = crop_pad_axes(ctx.node(), target.size(), rank, [&](const std::string& m) { ctx.fail_here(m); });
+  std::vector<int64_t> out_dims = x.dims();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (target[i] < 0) ctx.fail_here(fmt::format("shape entry {} is negative", target[i]));
+    out_dims[axes[i]] = target[i];
+  }
+  Tensor out = new_tensor(ctx, x.dtype(), out_dims);
+  std::vector<int64_t> region(rank);
+  int64_t src_off = 0, dst_off = 0;
+  const auto src_strides = strides_of(x.dims()), dst_strides = strides_of(out_dims);
+  for (int k = 0; k < rank; ++k) {
+    const int64_t d = x.dim(k), t = out_dims[k];
+    region[k] = std::min(d, t);
+    if (d > t) src_off += (d - t) / 2 * src_strides[k];  // crop the centre
+    else dst_off += (t - d) / 2 * dst_strides[k];       // pad around it
+  }
+  visit_storage(ctx.node(), x.dtype(), [&]<typename S>() {
+    copy_region(out.data<S>(), dst_strides, dst_off, x.data<S>(), src_strides, src_off, region);
+  });
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// DepthToSpace, SpaceToDepth
+
+void infer_depth_space(InferContext& ctx, bool to_space) {
+  const DataType dt = ctx.input_dtype(0);
+  const int64_t b = attr_int_req(ctx.node(), "blocksize");
+  if (b <= 0) ctx.fail_here(fmt::format("blocksize {} must be positive", b));
+  const Shape* in = input_shape_ptr(ctx, 0);
+  if (!in) {
+    ctx.set_output(0, dt, unknown_shape(4));
+    return;
+  }
+  if (in->size() != 4) ctx.fail_here(fmt::format("input must be 4-D, has rank {}", in->size()));
+  const Dim bb(b), b2(b * b);
+  const Shape& s = *in;
+  if (to_space)
+    ctx.set_output(0, dt, Shape{s[0], Dim::floor_div(s[1], b2), dim_mul(s[2], bb), dim_mul(s[3], bb)});
+  else
+    ctx.set_output(0, dt, Shape{s[0], dim_mul(s[1], b2), Dim::floor_div(s[2], bb), Dim::floor_div(s[3], bb)});
+}
+
+void run_depth_to_space(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t b = attr_int_req(ctx.node(), "blocksize");
+  if (b <= 0) ctx.fail_here(fmt::format("blocksize {} must be positive", b));
+  if (x.rank() != 4) ctx.fail_here(fmt::format("input must be 4-D, has rank {}", x.rank()));
+  const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  if (C % (b * b) != 0) ctx.fail_here(fmt::format("channels {} not divisible by blocksize^2", C));
+  const int64_t c = C / (b * b);
+  const int64_t sn = C * H * W, sc = H * W, sh = W;
+  // Read as [N, c, H, b, W, b]; the channel of (c', b1, b2) depends on the mode.
+  const bool crd = attr_string(ctx.node(), "mode", "DCR") == "CRD";
+  const std::vector<int64_t> dims{N, c, H, b, W, b};
+  const std::vector<int64_t> strides = crd ? std::vector<int64_t>{sn, b * b * sc, sh, b * sc, 1, sc}
+                                           : std::vector<int64_t>{sn, sc, sh, b * c * sc, 1, c * sc};
+  ctx.set_output(0, strided_tensor(ctx, x, dims, strides, 0).reshaped({N, c, H * b, W * b}));
+}
+
+void run_space_to_depth(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t b = attr_int_req(ctx.node(), "blocksize");
+  if (b <= 0) ctx.fail_here(fmt::format("blocksize {} must be positive", b));
+  if (x.rank() != 4) ctx.fail_here(fmt::format("input must be 4-D, has rank {}", x.rank()));
+  const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  if (H % b != 0 || W % b != 0)
+    ctx.fail_here(fmt::format("spatial dims {}x{} not divisible by blocksize {}", H, W, b));
+  const int64_t h = H / b, w = W / b;
+  const int64_t sn = C * H * W, sc = H * W, sh = W;
+  // Output channel (b1 * b + b2) * C + c reads input (c, h' * b + b1, w' * b + b2).
+  const std::vector<int64_t> dims{N, b, b, C, h, w};
+  const std::vector<int64_t> strides{sn, sh, 1, sc, b * sh, b};
+  auto out_c = checked_mul(C, b * b);
+  if (!out_c) ctx.fail_here("output channels overflow");
+  ctx.set_output(0, strided_tensor(ctx, x, dims, strides, 0).reshaped({N, *out_c, h, w}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trilu
+
+void run_trilu(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) ctx.fail_here(fmt::format("input must have rank >= 2, has {}", x.rank()));
+  const int64_t k = ctx.has_input(1) ? input_scalar_int(ctx, 1, "k") : 0;
+  const bool upper = attr_int(ctx.node(), "upper", 1) != 0;
+  const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
+  const int64_t mats = rows * cols == 0 ? 0 : x.numel() / (rows * cols);
+  Tensor out = new_tensor(ctx, x.dtype(), x.dims());
+  visit_storage(ctx.node(), x.dtype(), [&]<typename S>() {
+    const S* in = x.data<S>();
+    S* o = out.data<S>();
+    for (int64_t m = 0; m < mats; ++m)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          // Compare j - i with k without overflow (k may be huge).
+          const __int128 diff = static_cast<__int128>(j) - i;
+          const bool keep = upper ? diff >= k : diff <= k;
+          const int64_t at = (m * rows + i) * cols + j;
+          if (keep) o[at] = in[at];
+        }
+  });
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ReverseSequence
+
+void run_reverse_sequence(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) ctx.fail_here(fmt::format("input must have rank >= 2, has {}", x.rank()));
+  const int64_t batch_axis = attr_int(ctx.node(), "batch_axis", 1);
+  const int64_t time_axis = attr_int(ctx.node(), "time_axis", 0);
+  if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0)))
+    ctx.fail_here(fmt::format("batch_axis {} and time_axis {} must be 0 and 1", batch_axis, time_axis));
+  const auto lens = input_ints(ctx, 1, "sequence_lens");
+  const int64_t batch = x.dim(static_cast<int>(batch_axis)), time = x.dim(static_cast<int>(time_axis));
+  if (static_cast<int64_t>(lens.size()) != batch)
+    ctx.fail_here(fmt::format("sequence_lens has {} entries for a batch of {}", lens.size(), batch));
+  for (int64_t l : lens)
+    if (l < 0 || l > time) ctx.fail_here(fmt::format("sequence length {} out of range [0, {}]", l, time));
+  const int64_t inner = dims_product(x.dims(), 2, x.rank());
+  Tensor out = new_tensor(ctx, x.dtype(), x.dims());
+  for (int64_t i0 = 0; i0 < x.dim(0); ++i0)
+    for (int64_t i1 = 0; i1 < x.dim(1); ++i1) {
+      const int64_t b = batch_axis == 0 ? i0 : i1, t = batch_axis == 0 ? i1 : i0;
+      const int64_t src_t = t < lens[b] ? lens[b] - 1 - t : t;
+      const int64_t s0 = batch_axis == 0 ? i0 : src_t, s1 = batch_axis == 0 ? src_t : i1;
+      copy_elems(out, (i0 * x.dim(1) + i1) * inner, x, (s0 * x.dim(1) + s1) * inner, inner);
+    }
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compress
+
+void infer_compress(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  auto axis = attr_int_opt(ctx.node(), "axis");
+  if (!axis) {
+    ctx.set_output(0, dt, Shape{Dim()});
+    return;
+  }
+  const Shape* in = input_shape_ptr(ctx, 0);
+  if (!in) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  Shape out = *in;
+  out[infer_axis(ctx, *axis, static_cast<int>(in->size()))] = Dim();
+  ctx.set_output(0, dt, std::move(out));
+}
+
+void run_compress(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& cond = ctx.input(1);
+  if (cond.dtype() != DataType::kBool) ctx.fail_here("condition must be bool");
+  if (cond.rank() != 1) ctx.fail_here(fmt::format("condition must be 1-D, has rank {}", cond.rank()));
+  auto axis_attr = attr_int_opt(ctx.node(), "axis");
+  if (axis_attr && x.rank() == 0) ctx.fail_here("axis given for a scalar input");
+  const int axis = axis_attr ? kernel_axis(ctx, *axis_attr, x.rank()) : 0;
+  const std::vector<int64_t> dims = axis_attr ? x.dims() : std::vector<int64_t>{x.numel()};
+  const int rank = static_cast<int>(dims.size());
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < cond.numel(); ++i) {
+    if (!cond.data<bool>()[i]) continue;
+    if (i >= dims[axis])
+      ctx.fail_here(fmt::format("condition selects index {} of an axis of size {}", i, dims[axis]));
+    picked.push_back(i);
+  }
+  std::vector<int64_t> out_dims = dims;
+  out_dims[axis] = static_cast<int64_t>(picked.size());
+  Tensor out = new_tensor(ctx, x.dtype(), out_dims);
+  const int64_t outer = dims_product(dims, 0, axis), inner = dims_product(dims, axis + 1, rank);
+  int64_t at = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t p : picked) {
+      copy_elems(out, at, x, (o * dims[axis] + p) * inner, inner);
+      at += inner;
+    }
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// NonZero
+
+template <typename T>
+bool is_nonzero(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) return !v.empty();
+  else if constexpr (is_float_like_v<T> && std::is_class_v<T>) return static_cast<float>(v) != 0.0f;
+  else if constexpr (is_small_int_v<T>) return static_cast<int64_t>(v) != 0;
+  else return v != T{};
+}
+
+void run_nonzero(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> dims = x.rank() == 0 ? std::vector<int64_t>{1} : x.dims();
+  const int rank = static_cast<int>(dims.size());
+  std::vector<int64_t> hits;
+  bool ok = visit_dtype(x.dtype(), [&]<typename T>() {
+    const T* p = x.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (is_nonzero(p[i])) hits.push_back(i);
+  });
+  if (!ok) ctx.fail_here(fmt::format("type {} is not supported", dtype_name(x.dtype())));
+  const int64_t nnz = static_cast<int64_t>(hits.size());
+  Tensor out = new_tensor(ctx, DataType::kInt64, {rank, nnz});
+  int64_t* o = out.data<int64_t>();
+  const auto strides = strides_of(dims);
+  for (int64_t j = 0; j < nnz; ++j)
+    for (int k = 0; k < rank; ++k) o[k * nnz + j] = hits[j] / strides[k] % dims[k];
+  ctx.set_output(0, std::move(out));
+}
+
+}  // namespace
+
+void register_tensor_layout_ops(OpRegistry& r) {
+  r.add("", "Transpose")
+      .versions(1)
+      .inputs(1, 1)
+      .outputs(1, 1)
+      .attr("perm", AttrKind::kInts)
+      .shape(infer_transpose)
+      .run(run_transpose);
+
+  r.add("", "Concat")
+      .versions(1)
+      .inputs(1, -1)
+      .outputs(1, 1)
+      .attr("axis", AttrKind::kInt)
+      .shape(infer_concat)
+      .run(run_concat);
+
+  r.add("", "Split")
+      .versions(1)
+      .inputs(1, 2)
+      .outputs(1, -1)
+      .attr("axis", AttrKind::kInt)
+      .attr("num_outputs", AttrKind::kInt)
+      .shape(infer_split)
+      .run(run_split);
+
+  r.add("", "Slice")
+      .versions(1)
+      .inputs(3, 5)
+      .outputs(1, 1)
+      .shape(infer_slice)
+      .run(run_slice);
+
+  r.add("", "Tile")
+      .versions(1)
+      .inputs(2, 3)
+      .outputs(1, 1)
+      .shape(infer_tile)
+      .run(run_tile);
+
+  r.add("", "Pad")
+      .versions(1)
+      .inputs(2, 4)
+      .outputs(1, 1)
+      .attr("mode", AttrKind::kString)
+      .shape(infer_pad)
+      .run(run_pad);
+
+  r.add("", "CenterCropPad")
+      .versions(18)
+      .inputs(2, 2)
+      .outputs(1, 1)
+      .attr("axes", AttrKind::kInts)
+      .shape(infer_center_crop_pad)
+      .run(run_center_crop_pad);
+
+  r.add("", "DepthToSpace")
+      .versions(1)
+      .inputs(1, 1)
+      .outputs(1, 1)
+      .attr("blocksize", AttrKind::kInt, true)
+      .attr("mode", AttrKind::kString)
+      .shape([](InferContext& ctx) { infer_depth_space(ctx, true); })
+      .run(run_depth_to_space);
+
+  r.add("", "SpaceToDepth")
+      .versions(1)
+      .inputs(1, 1)
+      .outputs(1, 1)
+      .attr("blocksize", AttrKind::kInt, true)
+      .shape([](InferContext& ctx) { infer_depth_space(ctx, false); })
+      .run(run_space_to_depth);
+
+  r.add("", "Trilu")
+      .versions(14)
+      .inputs(1, 2)
+      .outputs(1, 1)
+      .attr("upper", AttrKind::kInt)
+      .shape([](InferContext& ctx) {
+        const int rank = ctx.input_rank(0);
+        if (rank >= 0 && rank < 2) ctx.fail_here(fmt::format("input must have rank >= 2, has {}", rank));
+        infer_same_as_input(ctx);
+      })
+      .run(run_trilu);
+
+  r.add("", "ReverseSequence")
+      .versions(10)
+      .inputs(2, 2)
+      .outputs(1, 1)
+      .attr("batch_axis", AttrKind::kInt)
+      .attr("time_axis", AttrKind::kInt)
+      .shape([](InferContext& ctx) { infer_same_as_input(ctx); })
+      .run(run_reverse_sequence);
+
+  r.add("", "Compress")
+      .versions(9)
+      .inputs(2, 2)
+      .outputs(1, 1)
+      .attr("axis", AttrKind::kInt)
+      .shape(infer_compress)
+      .run(run_compress);
+
+  r.add("", "NonZero")
+      .versions(9)
+      .inputs(1, 1)
+      .outputs(1, 1)
+      .shape([](InferContext& ctx) {
+        const int rank = ctx.input_rank(0);
+        ctx.set_output(0, DataType::kInt64,
+                       rank < 0 ? Shape{Dim(), Dim()} : Shape{Dim(std::max(rank, 1)), Dim()});
+      })
+      .run(run_nonzero);
+}
+
+}  // namespace kiln

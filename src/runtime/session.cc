@@ -1,0 +1,93 @@
+#include "runtime/session.h"
+
+#include "onnx/import.h"
+#include "ops/check.h"
+#include "ops/infer.h"
+#include "runtime/inline_functions.h"
+#include "runtime/interpreter.h"
+#include "support/error.h"
+
+namespace kiln {
+
+std::unique_ptr<Session> Session::load(const std::filesystem::path& path,
+                                       const SessionOptions& opts) {
+  return std::make_unique<Session>(load_model(path), opts);
+}
+
+Session::Session(Model model, const SessionOptions& opts) : model_(std::move(model)), opts_(opts) {
+  if (opts_.allocation_cap > 0) set_allocation_cap(opts_.allocation_cap);
+  check_model(model_);
+  inline_functions(model_);
+  if (opts_.infer) infer_shapes(model_);
+  for (const Value* v : model_.graph->inputs)
+    if (!v->is_constant()) inputs_.push_back(v);
+  for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
+}
+
+Session::~Session() = default;
+
+void Session::check_feed(const Value& in, const RtValue& v) const {
+  const TypeInfo& t = in.type;
+  if (v.is_none()) {
+    KILN_CHECK(in.is_constant() || t.kind == TypeInfo::Kind::kOptional, ErrorKind::kBadInput,
+               "input '{}': no value given", in.name);
+    return;
+  }
+  if (t.kind == TypeInfo::Kind::kSequence) {
+    KILN_CHECK(v.is_sequence(), ErrorKind::kBadInput, "input '{}': expected a sequence, got {}",
+               in.name, v.describe());
+    return;
+  }
+  if (t.kind != TypeInfo::Kind::kTensor) return;
+  KILN_CHECK(v.is_tensor(), ErrorKind::kBadInput, "input '{}': expected a tensor, got {}", in.name,
+             v.describe());
+  KILN_CHECK(t.elem == DataType::kUndefined || v.tensor.dtype() == t.elem, ErrorKind::kBadInput,
+             "input '{}': dtype {}, the model expects {}", in.name, dtype_name(v.tensor.dtype()),
+             dtype_name(t.elem));
+  if (!t.shape) return;
+  KILN_CHECK(v.tensor.rank() == static_cast<int>(t.shape->size()), ErrorKind::kBadInput,
+             "input '{}': shape {}, the model expects rank {} {}", in.name,
+             dims_to_string(v.tensor.dims()), t.shape->size(), shape_to_string(*t.shape));
+  for (int i = 0; i < v.tensor.rank(); ++i) {
+    const Dim& d = (*t.shape)[i];
+    KILN_CHECK(!d.is_known() || d.value() == v.tensor.dim(i), ErrorKind::kBadInput,
+               "input '{}': shape {}, the model expects {}", in.name,
+               dims_to_string(v.tensor.dims()), shape_to_string(*t.shape));
+  }
+}
+
+std::vector<RtValue> Session::run(const std::vector<RtValue>& feeds) {
+  KILN_CHECK(feeds.size() <= inputs_.size(), ErrorKind::kBadInput,
+             "{} inputs given, the model has {}", feeds.size(), inputs_.size());
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    KILN_CHECK(i < feeds.size() || inputs_[i]->type.kind == TypeInfo::Kind::kOptional,
+               ErrorKind::kBadInput, "input '{}' was not given", inputs_[i]->name);
+    if (i < feeds.size()) check_feed(*inputs_[i], feeds[i]);
+  }
+  // Graph inputs with an initializer keep it (kNone) unless fed.
+  std::vector<RtValue> all;
+  size_t k = 0;
+  for (const Value* v : model_.graph->inputs)
+    all.push_back(v->is_constant() ? RtValue{} : (k < feeds.size() ? feeds[k++] : RtValue{}));
+  return run_graph(*model_.graph, all, nullptr);
+}
+
+std::map<std::string, RtValue> Session::run(const std::map<std::string, RtValue>& feeds) {
+  std::vector<RtValue> ordered(inputs_.size());
+  size_t matched = 0;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    auto it = feeds.find(inputs_[i]->name);
+    if (it != feeds.end()) {
+      ordered[i] = it->second;
+      ++matched;
+    }
+  }
+  KILN_CHECK(matched == feeds.size(), ErrorKind::kBadInput,
+             "some inputs given are not inputs of the model");
+  auto results = run(ordered);
+  std::map<std::string, RtValue> out;
+  for (size_t i = 0; i < outputs_.size(); ++i) out[outputs_[i]->name] = std::move(results[i]);
+  return out;
+}
+
+}  // namespace kiln

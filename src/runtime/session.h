@@ -1,0 +1,46 @@
+// The reference runtime: load, check, infer, plan, then run the graph node by node with the
+// reference kernels. The definition every faster path is tested against.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/rt_value.h"
+
+namespace kiln {
+
+struct SessionOptions {
+  int64_t allocation_cap = 0;  // bytes for one tensor; 0: the default (support/limits.h)
+  bool infer = true;           // run shape inference at creation
+};
+
+class Session {
+ public:
+  static std::unique_ptr<Session> load(const std::filesystem::path& path,
+                                       const SessionOptions& opts = {});
+  Session(Model model, const SessionOptions& opts = {});
+  ~Session();
+
+  const Model& model() const { return model_; }
+  // The inputs a caller feeds: graph inputs without an initializer.
+  const std::vector<const Value*>& inputs() const { return inputs_; }
+  const std::vector<const Value*>& outputs() const { return outputs_; }
+
+  // Feeds in inputs() order; results in outputs() order.
+  std::vector<RtValue> run(const std::vector<RtValue>& feeds);
+  std::map<std::string, RtValue> run(const std::map<std::string, RtValue>& feeds);
+
+ private:
+  void check_feed(const Value& in, const RtValue& v) const;
+
+  Model model_;
+  SessionOptions opts_;
+  std::vector<const Value*> inputs_;
+  std::vector<const Value*> outputs_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,172 @@
+// kiln inspect: what a model is, as text or one JSON object.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <map>
+
+#include "onnx/import.h"
+#include "ops/check.h"
+#include "ops/cost.h"
+#include "ops/infer.h"
+#include "ops/op.h"
+#include "tools/commands.h"
+
+namespace kiln::tools {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json value_json(const Value& v) {
+  ordered_json j;
+  j["name"] = v.name;
+  j["type"] = v.type.to_string();
+  if (v.type.is_tensor()) {
+    j["dtype"] = dtype_name(v.type.elem);
+    if (v.type.shape) {
+      ordered_json dims = ordered_json::array();
+      for (const Dim& d : *v.type.shape) {
+        if (d.is_known()) dims.push_back(d.value());
+        else if (d.is_symbolic()) dims.push_back(d.sym());
+        else dims.push_back(nullptr);
+      }
+      j["shape"] = dims;
+    }
+  }
+  return j;
+}
+
+struct Summary {
+  std::map<std::string, int> ops;
+  int nodes = 0;
+  int subgraphs = 0;
+  int64_t params = 0;
+  int64_t param_bytes = 0;
+  double macs = 0, flops = 0;
+  bool cost_exact = true;
+  std::vector<std::string> problems;
+  std::vector<const Value*> values;
+};
+
+void walk(const Graph& g, Summary& s, bool top) {
+  for (const Value* v : g.initializers) {
+    s.params += v->data.numel();
+    s.param_bytes += static_cast<int64_t>(v->data.nbytes());
+  }
+  for (const auto& n : g.nodes()) {
+    ++s.nodes;
+    ++s.ops[n->domain.empty() ? n->op_type : n->domain + "." + n->op_type];
+    const NodeCost c = node_cost(*n);
+    s.macs += c.macs;
+    s.flops += c.flops;
+    s.cost_exact &= c.exact;
+    const OpSchema* schema = OpRegistry::global().find(n->domain, n->op_type);
+    if (schema && !schema->kernel)
+      s.problems.push_back(n->where() + "no reference kernel yet");
+    for (const Value* v : n->outputs) {
+      if (!v) continue;
+      s.values.push_back(v);
+      if (top && v->type.kind == TypeInfo::Kind::kUnknown)
+        s.problems.push_back("value '" + v->name + "': type not inferred");
+    }
+    for (const auto& a : n->attrs) {
+      if (a.g) { ++s.subgraphs; walk(*a.g, s, false); }
+      for (const auto& sg : a.graphs) { ++s.subgraphs; walk(*sg, s, false); }
+    }
+  }
+  if (top) {
+    for (const Value* v : g.initializers)
+      if (v->uses.empty() && !v->is_graph_input)
+        s.problems.push_back("initializer '" + v->name + "' is never used");
+  }
+}
+
+std::string human(double x) {
+  const char* units[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (x >= 1000 && u < 4) { x /= 1000; ++u; }
+  return fmt::format("{:.2f}{}", x, units[u]);
+}
+
+}  // namespace
+
+Action add_inspect(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto values = std::make_shared<bool>(false);
+  app.add_option("model", *path, "ONNX model file")->required();
+  app.add_flag("--json", *json, "Print one JSON object");
+  app.add_flag("--values", *values, "List every intermediate value's type and shape");
+  return [=]() {
+    Model m = load_model(*path);
+    check_model(m);
+    infer_shapes(m);
+    Summary s;
+    walk(*m.graph, s, true);
+
+    if (*json) {
+      ordered_json j;
+      j["model"] = *path;
+      j["ir_version"] = m.ir_version;
+      j["producer"] = m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version);
+      ordered_json opsets = ordered_json::object();
+      for (const auto& [d, v] : m.opsets) opsets[d.empty() ? "ai.onnx" : d] = v;
+      j["opsets"] = opsets;
+      j["inputs"] = ordered_json::array();
+      for (const Value* v : m.graph->inputs)
+        if (!v->is_constant()) j["inputs"].push_back(value_json(*v));
+      j["outputs"] = ordered_json::array();
+      for (const Value* v : m.graph->outputs) j["outputs"].push_back(value_json(*v));
+      j["nodes"] = s.nodes;
+      j["subgraphs"] = s.subgraphs;
+      j["ops"] = s.ops;
+      j["functions"] = m.functions.size();
+      j["parameters"] = s.params;
+      j["parameter_bytes"] = s.param_bytes;
+      j["macs"] = s.macs;
+      j["flops"] = s.flops;
+      j["cost_exact"] = s.cost_exact;
+      j["problems"] = s.problems;
+      if (*values) {
+        j["values"] = ordered_json::array();
+        for (const Value* v : s.values) j["values"].push_back(value_json(*v));
+      }
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    std::cout << fmt::format("model      {}\n", *path);
+    std::cout << fmt::format("producer   {} {} (ir_version {})\n", m.producer_name,
+                             m.producer_version, m.ir_version);
+    std::string ops;
+    for (const auto& [d, v] : m.opsets) ops += fmt::format("{}{}={}", ops.empty() ? "" : ", ", d.empty() ? "ai.onnx" : d, v);
+    std::cout << fmt::format("opsets     {}\n", ops);
+    std::cout << "inputs\n";
+    for (const Value* v : m.graph->inputs)
+      if (!v->is_constant()) std::cout << fmt::format("  {:<24} {}\n", v->name, v->type.to_string());
+    std::cout << "outputs\n";
+    for (const Value* v : m.graph->outputs)
+      std::cout << fmt::format("  {:<24} {}\n", v->name, v->type.to_string());
+    std::cout << fmt::format("nodes      {} ({} subgraphs, {} functions)\n", s.nodes, s.subgraphs,
+                             m.functions.size());
+    std::cout << fmt::format("parameters {} ({} bytes)\n", human(double(s.params)),
+                             human(double(s.param_bytes)));
+    std::cout << fmt::format("compute    {}MAC, {}FLOP{}\n", human(s.macs), human(s.flops),
+                             s.cost_exact ? "" : " (symbolic dims taken as 1)");
+    std::cout << "ops\n";
+    std::vector<std::pair<int, std::string>> sorted;
+    for (const auto& [op, count] : s.ops) sorted.emplace_back(-count, op);
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& [neg, op] : sorted) std::cout << fmt::format("  {:<24} {}\n", op, -neg);
+    if (*values) {
+      std::cout << "values\n";
+      for (const Value* v : s.values)
+        std::cout << fmt::format("  {:<40} {}\n", v->name, v->type.to_string());
+    }
+    std::cout << fmt::format("problems   {}\n", s.problems.empty() ? "none" : "");
+    for (const auto& p : s.problems) std::cout << "  " << p << "\n";
+    return 0;
+  };
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// Times ONNX Runtime (CPU) on one model: p50 / mean / min milliseconds per run.
+'use strict';
+
+const { loadOrt, parseArgs, die, createSession } = require('./common.js');
+const tp = require('./tensorproto.js');
+
+const USAGE = `usage: node tools/ort/bench.js MODEL --inputs DIR [--threads N] [--iterations N] [--warmup N]
+                     [--opt-level disabled|basic|extended|all] [--optimized-out PATH] [--json]
+Times session.run on DIR/input_N.pb (defaults: ORT's thread count, 20 iterations, 3 warmup runs,
+optimization level 'all'). --optimized-out PATH also saves the graph as ONNX Runtime optimizes it at
+level 'basic' (the provider-independent rewrites: constant folding, redundant node removal, simple
+fusions) to PATH; with --iterations 0 it only does that.`;
+
+function percentile(sorted, p) {
+  const k = (sorted.length - 1) * p;
+  const lo = Math.floor(k);
+  const hi = Math.ceil(k);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (k - lo);
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2), {
+    inputs: 'str', threads: 'int', iterations: 'int', warmup: 'int', json: 'flag',
+    'optimized-out': 'str', 'opt-level': 'str',
+  }, USAGE);
+  if (args.positional.length !== 1) die(USAGE);
+  const o = args.options;
+  const model = args.positional[0];
+  const iterations = o.iterations ?? 20;
+  const warmup = o.warmup ?? 3;
+  const ort = loadOrt();
+
+  if (o['optimized-out']) {
+    const s = await createSession(ort, model, { threads: o.threads, optLevel: 'basic',
+                                                optimizedOut: o['optimized-out'] });
+    await s.release();
+  }
+  if (iterations === 0) {
+    if (o.json) console.log(JSON.stringify({ model, optimized_out: o['optimized-out'] ?? null }));
+    return;
+  }
+  if (!o.inputs) die(`--inputs DIR is needed to time runs\n${USAGE}`);
+
+  const session = await createSession(ort, model, { threads: o.threads, optLevel: o['opt-level'] });
+  const feeds = tp.readInputs(ort, session, o.inputs);
+  for (let i = 0; i < warmup; i++) await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < iterations; i++) {
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  const result = {
+    model,
+    runtime: `onnxruntime-node ${ort.env.versions.node}`,
+    threads: o.threads ?? null,
+    iterations,
+    warmup,
+    p50_ms: percentile(sorted, 0.5),
+    mean_ms: times.reduce((a, b) => a + b, 0) / times.length,
+    min_ms: sorted[0],
+    max_ms: sorted[sorted.length - 1],
+  };
+  if (o['optimized-out']) result.optimized_out = o['optimized-out'];
+  if (o.json) {
+    console.log(JSON.stringify(result));
+  } else {
+    console.log(`${model}: p50 ${result.p50_ms.toFixed(3)} ms, mean ${result.mean_ms.toFixed(3)} ms, ` +
+                `min ${result.min_ms.toFixed(3)} ms (${iterations} runs, ${warmup} warmup, ` +
+                `threads ${o.threads ?? 'default'})`);
+  }
+}
+
+main().catch((e) => {
+  console.error(`error: ${String(e && e.message ? e.message : e).split('\n')[0]}`);
+  process.exit(1);
+});
