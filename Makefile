@@ -17,14 +17,16 @@ build: deps $(BUILD)/build.ninja
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test-asan:
-	@scripts/install-deps.sh
-	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DKILN_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug" build
-	cd build-asan && ctest --output-on-failure -j $(JOBS) -L unit
+# Unit tests and the hostile corpus under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B build-asan -G Ninja -DKILN_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -L "unit|hostile"
 
-fuzz:
-	@scripts/install-deps.sh
-	$(MAKE) BUILD=build-fuzz CMAKE_FLAGS="-DKILN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ -DKILN_SANITIZE=address,undefined" build
+fuzz: deps
+	cmake -S . -B build-fuzz -G Ninja -DKILN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+	  -DKILN_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_load
 	scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-60}
 
 demo: build

@@ -297,7 +297,8 @@ class Importer {
           continue;
         }
         KILN_CHECK(!g.find(name), ErrorKind::kBadModel,
-                   "{}output '{}' is already defined (values are assigned once)", n->where(), name);
+                   "node '{}' ({}): output '{}' is already defined (duplicate assignment)",
+                   n->name, n->op_type, name);
         g.set_output(n, i, g.add_value(name));
       }
       nodes.push_back(n);
@@ -318,7 +319,7 @@ class Importer {
         Value* v = nullptr;
         if (!name.empty()) {
           v = g.lookup(name);
-          KILN_CHECK(v, ErrorKind::kBadModel, "{}input '{}' is not defined", n->where(), name);
+          KILN_CHECK(v, ErrorKind::kBadModel, "{}input '{}' is undefined", n->where(), name);
         }
         g.set_input(n, i, v);
       }

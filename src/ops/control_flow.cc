@@ -76,6 +76,10 @@ void run_if(KernelContext& ctx) {
   for (size_t i = 0; i < outs.size(); ++i) ctx.set_output(static_cast<int>(i), std::move(outs[i]));
 }
 
+bool kinds_differ(const TypeInfo& a, const TypeInfo& b) {
+  return a.kind != TypeInfo::Kind::kUnknown && b.kind != TypeInfo::Kind::kUnknown && a.kind != b.kind;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Loop: inputs (M?, cond?, v_initial...), body (iter, cond, v...) -> (cond, v..., scan...).
 
@@ -91,15 +95,19 @@ void infer_loop(InferContext& ctx) {
   for (int k = 0; k < n_carried; ++k)
     in.push_back(ctx.has_input(2 + k) ? ctx.input_type(2 + k) : TypeInfo{});
   std::vector<TypeInfo> out;
-  // Carried values may change type across iterations: iterate to the union (two passes suffice
-  // for the shapes this can express, a third guards against slow convergence).
-  for (int pass = 0; pass < 3; ++pass) {
+  // Carried values may change type across iterations: a second pass runs the body on the union
+  // of the initial and the first pass's types (dims that change become unknown, so it is stable).
+  // Loops nested deeper than kMaxReinferDepth keep one pass, so nesting cannot cost 2^depth.
+  constexpr int kMaxReinferDepth = 8;
+  const int passes = body.depth() <= kMaxReinferDepth ? 2 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
     out = ctx.infer_subgraph(body, in);
     if (static_cast<int>(out.size()) != 1 + n_carried + n_scan)
       ctx.fail_here(fmt::format("body has {} outputs, expected {}", out.size(),
                                 1 + n_carried + n_scan));
     bool changed = false;
     for (int k = 0; k < n_carried; ++k) {
+      if (kinds_differ(in[2 + k], out[1 + k])) continue;
       TypeInfo m = merge_types(in[2 + k], out[1 + k]);
       if (!same_type(m, in[2 + k])) {
         in[2 + k] = std::move(m);
@@ -108,7 +116,11 @@ void infer_loop(InferContext& ctx) {
     }
     if (!changed) break;
   }
-  for (int k = 0; k < n_carried; ++k) ctx.set_output(k, merge_types(in[2 + k], out[1 + k]));
+  // A carried value whose kind changes in the body (an optional that becomes a sequence) has the
+  // body's type, as ONNX infers it; otherwise the union of the initial and the body's types.
+  for (int k = 0; k < n_carried; ++k)
+    ctx.set_output(k, kinds_differ(in[2 + k], out[1 + k]) ? out[1 + k]
+                                                          : merge_types(in[2 + k], out[1 + k]));
   for (int j = 0; j < n_scan; ++j) {
     TypeInfo t = out[1 + n_carried + j];
     if (t.kind == TypeInfo::Kind::kTensor && t.shape) t.shape->insert(t.shape->begin(), Dim());
@@ -446,14 +458,14 @@ void register_control_flow_ops(OpRegistry& r) {
       .run(run_if);
   r.add("", "Loop")
       .versions(1)
-      .inputs(2, -1)
+      .inputs(0, -1)  // M and cond are optional (and may be empty names)
       .outputs(1, -1)
       .attr("body", AttrKind::kGraph, true)
       .shape(infer_loop)
       .run(run_loop);
   r.add("", "Scan")
       .versions(8)
-      .inputs(1, -1)
+      .inputs(0, -1)  // Scan-8's first input (sequence_lens) may be empty
       .outputs(1, -1)
       .attr("body", AttrKind::kGraph, true)
       .attr("num_scan_inputs", AttrKind::kInt, true)

@@ -28,7 +28,15 @@ std::optional<std::vector<int64_t>> legacy_b_dims(const Node& n, const std::vect
 Tensor binary_input_b(const KernelContext& ctx) {
   const Tensor& b = ctx.input(1);
   if (ctx.opset() < 7) {
-    if (auto d = legacy_b_dims(ctx.node(), ctx.input(0).dims(), b.dims())) return b.reshaped(*d);
+    const auto& a = ctx.input(0).dims();
+    if (auto d = legacy_b_dims(ctx.node(), a, b.dims())) return b.reshaped(*d);
+    // PRelu < 7: a 1-D slope of C elements applies along the channels (dim 1) of X.
+    if (ctx.node().op_type == "PRelu" && b.rank() == 1 && a.size() >= 2 && b.dim(0) == a[1] &&
+        b.dim(0) != 1) {
+      std::vector<int64_t> d(a.size() - 1, 1);
+      d[0] = b.dim(0);
+      return b.reshaped(d);
+    }
   }
   return b;
 }

@@ -60,7 +60,8 @@ int dim_cmp_eq(const DimVal& a, const DimVal& b) {
   if (a.v && b.v) return *a.v == *b.v;
   if (a.dim.is_symbolic() && a.dim.same_as(b.dim)) return 1;
   // a symbol is a size, never negative
-  if ((a.dim.is_symbolic() && b.v && *b.v < 0) || (b.dim.is_symbolic() && a.v && *a.v < 0)) return 0;
+  if ((a.dim.is_symbolic() && b.v && *b.v < 0) || (b.dim.is_symbolic() && a.v && *a.v < 0))
+    return 0;
   return -1;
 }
 int dim_cmp_lt(const DimVal& a, const DimVal& b) {
@@ -318,9 +319,7 @@ void infer_where(InferContext& ctx) {
   infer_broadcast(ctx, ctx.input_dtype(1));
   auto c = input_vals(ctx, 0), x = input_vals(ctx, 1), y = input_vals(ctx, 2);
   if (!c || !x || !y) return;
-  auto xy = combine_vals(*x, *y, [](const DimVal& a, const DimVal&) { return a; });
-  if (!xy) return;
-  const size_t n = std::max(c->size(), xy->size());
+  const size_t n = std::max({c->size(), x->size(), y->size()});
   if ((c->size() != n && c->size() != 1) || (x->size() != n && x->size() != 1) ||
       (y->size() != n && y->size() != 1))
     return;
@@ -426,12 +425,18 @@ void clip_kernel(KernelContext& ctx) {
     auto bound = [&](int i, C dflt) -> C {
       if (!ctx.has_input(i)) return dflt;
       const Tensor& t = ctx.input(i);
-      if (t.dtype() != x.dtype())
-        ctx.fail_here(fmt::format("bound {} has type {}, expected {}", i, dtype_name(t.dtype()),
-                                  dtype_name(x.dtype())));
       if (t.numel() == 0) return dflt;
       if (t.numel() != 1) ctx.fail_here(fmt::format("bound {} must be a scalar", i));
-      return static_cast<C>(t.data<T>()[0]);
+      if (t.dtype() == x.dtype()) return static_cast<C>(t.data<T>()[0]);
+      if (t.dtype() == DataType::kString || is_complex(t.dtype()))
+        ctx.fail_here(fmt::format("bound {} has type {}", i, dtype_name(t.dtype())));
+      // A bound of another numeric type (a lenient producer): convert its value.
+      if constexpr (std::is_integral_v<C>) {
+        if (is_integer(t.dtype())) return static_cast<C>(t.get_i64(0));
+        return float_to_int<C>(t.get_f64(0));
+      } else {
+        return static_cast<C>(t.get_f64(0));
+      }
     };
     const C lo = bound(1, std::numeric_limits<C>::lowest());
     const C hi = bound(2, std::numeric_limits<C>::max());
@@ -478,7 +483,11 @@ void register_arithmetic(OpRegistry& r) {
       .shape([](InferContext& ctx) { infer_binary(ctx); })
       .run(bitshift_kernel());
   binary_schema(r, "PRelu", 1, {.consumed_inputs = true})
-      .shape([](InferContext& ctx) { infer_binary(ctx); })
+      .shape([](InferContext& ctx) {
+        // Before opset 7 a 1-D slope runs along the channels (dim 1); the output is X's shape.
+        if (ctx.opset() < 7) ctx.set_output(0, ctx.input_type(0));
+        else infer_binary(ctx);
+      })
       .run(same_type_kernel<NumericTypes>([](auto x, auto slope) {
         return x < decltype(x)(0) ? wrap_mul(slope, x) : x;
       }));
@@ -503,14 +512,17 @@ void register_logic(OpRegistry& r) {
       same_type_kernel<IntTypes>([](auto a, auto b) { return a ^ b; }));
 
   using EqualTypes = TypeList<KILN_NUMERIC_TYPES, bool, std::string>;
+  auto eq = [](const DimVal& a, const DimVal& b) { return from_cmp(dim_cmp_eq(a, b)); };
+  auto lt = [](const DimVal& a, const DimVal& b) { return from_cmp(dim_cmp_lt(a, b)); };
+  auto gt = [](const DimVal& a, const DimVal& b) { return from_cmp(dim_cmp_lt(b, a)); };
   binary_schema(r, "Equal", 1, v1)
-      .shape(infer_compare([](const DimVal& a, const DimVal& b) { return from_cmp(dim_cmp_eq(a, b)); }))
+      .shape(infer_compare(eq))
       .run(compare_kernel<EqualTypes>([](const auto& a, const auto& b) { return a == b; }));
   binary_schema(r, "Less", 1, v1)
-      .shape(infer_compare([](const DimVal& a, const DimVal& b) { return from_cmp(dim_cmp_lt(a, b)); }))
+      .shape(infer_compare(lt))
       .run(compare_kernel<NumericTypes>([](auto a, auto b) { return a < b; }));
   binary_schema(r, "Greater", 1, v1)
-      .shape(infer_compare([](const DimVal& a, const DimVal& b) { return from_cmp(dim_cmp_lt(b, a)); }))
+      .shape(infer_compare(gt))
       .run(compare_kernel<NumericTypes>([](auto a, auto b) { return a > b; }));
   binary_schema(r, "LessOrEqual", 12)
       .shape(infer_compare([](const DimVal& a, const DimVal& b) {

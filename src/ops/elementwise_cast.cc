@@ -26,6 +26,8 @@ struct CastOptions {
 };
 
 template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
 inline constexpr bool is_small_float_v = false;
 template <DataType D>
 inline constexpr bool is_small_float_v<SmallFloat<D>> = true;
@@ -71,9 +73,12 @@ template <typename D>
 D small_float_from(float f, const CastOptions& o) {
   D d;
   constexpr DataType dt = dtype_of<D>;
-  if constexpr (dt == DataType::kFloat8E8M0) d.bits = to_e8m0(f, o);
-  else if constexpr (dt == DataType::kFloat4E2M1) d.bits = std::isnan(f) ? 0x8 : float_to_float8(dt, f, true);
-  else d.bits = float_to_float8(dt, f, o.saturate);
+  if constexpr (dt == DataType::kFloat8E8M0)
+    d.bits = to_e8m0(f, o);
+  else if constexpr (dt == DataType::kFloat4E2M1)  // no NaN: ONNX's reference writes 0x8 (-0)
+    d.bits = std::isnan(f) ? 0x8 : float_to_float8(dt, f);
+  else
+    d.bits = float_to_float8(dt, f, o.saturate);
   return d;
 }
 
@@ -92,7 +97,7 @@ template <typename D>
 D from_double(double v, const CastOptions& o) {
   if constexpr (std::is_same_v<D, bool>) return v != 0;
   else if constexpr (std::is_floating_point_v<D>) return static_cast<D>(v);
-  else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(static_cast<float>(v));
+  else if constexpr (is_half_v<D>) return D(static_cast<float>(v));
   else if constexpr (is_small_float_v<D>) return small_float_from<D>(static_cast<float>(v), o);
   else if constexpr (is_sub_byte_int_v<D>) return small_int_from<D>(float_to_int<int64_t>(v));
   else return float_to_int<D>(v);
@@ -102,7 +107,7 @@ template <typename D, typename I>  // I: int64_t or uint64_t
 D from_integer(I v, const CastOptions& o) {
   if constexpr (std::is_same_v<D, bool>) return v != 0;
   else if constexpr (std::is_floating_point_v<D>) return static_cast<D>(v);
-  else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(static_cast<float>(v));
+  else if constexpr (is_half_v<D>) return D(static_cast<float>(v));
   else if constexpr (is_small_float_v<D>) return small_float_from<D>(static_cast<float>(v), o);
   else if constexpr (is_sub_byte_int_v<D>) return small_int_from<D>(static_cast<int64_t>(v));
   else return static_cast<D>(v);
@@ -165,7 +170,8 @@ std::string number_to_string(S s) {
       for (int prec = 0; prec < 9; ++prec) {
         auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, prec);
         const std::string sci(buf, r.ptr);
-        if (static_cast<float>(S(std::stof(sci))) == v || prec == 8) return repr_from_scientific(sci);
+        const float back = static_cast<float>(S(std::strtof(sci.c_str(), nullptr)));
+        if (back == v || prec == 8) return repr_from_scientific(sci);
       }
       return {};
     }
@@ -175,7 +181,8 @@ std::string number_to_string(S s) {
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   return true;
 }
@@ -224,11 +231,13 @@ void cast_loop(const KernelContext& ctx, const Tensor& x, Tensor& y, const CastO
     parallel_range(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const S s = in[i];
-        if constexpr (std::is_same_v<S, bool>) out[i] = from_integer<D>(int64_t{s}, o);
-        else if constexpr (is_sub_byte_int_v<S>) out[i] = from_integer<D>(static_cast<int64_t>(s), o);
-        else if constexpr (std::is_integral_v<S> && std::is_signed_v<S>) out[i] = from_integer<D>(static_cast<int64_t>(s), o);
-        else if constexpr (std::is_integral_v<S>) out[i] = from_integer<D>(static_cast<uint64_t>(s), o);
-        else out[i] = from_double<D>(static_cast<double>(static_cast<compute_t<S>>(s)), o);
+        if constexpr (std::is_same_v<S, bool> || is_sub_byte_int_v<S> ||
+                      (std::is_integral_v<S> && std::is_signed_v<S>))
+          out[i] = from_integer<D>(static_cast<int64_t>(s), o);
+        else if constexpr (std::is_integral_v<S>)
+          out[i] = from_integer<D>(static_cast<uint64_t>(s), o);
+        else
+          out[i] = from_double<D>(static_cast<double>(static_cast<compute_t<S>>(s)), o);
       }
     });
   }
@@ -250,7 +259,9 @@ CastOptions cast_options(const Node& n) {
   if (mode == "up") o.round = RoundMode::kUp;
   else if (mode == "down") o.round = RoundMode::kDown;
   else if (mode == "nearest") o.round = RoundMode::kNearest;
-  else fail(ErrorKind::kBadModel, "{}round_mode must be up, down or nearest, got '{}'", n.where(), mode);
+  else
+    fail(ErrorKind::kBadModel, "{}round_mode must be up, down or nearest, got '{}'", n.where(),
+         mode);
   return o;
 }
 

@@ -68,9 +68,11 @@ Tensor make(DataType dt, std::vector<int64_t> dims, std::vector<double> v) {
   for (size_t i = 0; i < v.size(); ++i) t.set_f64(static_cast<int64_t>(i), v[i]);
   return t;
 }
-Tensor f32(std::vector<int64_t> d, std::vector<double> v) { return make<float>(DataType::kFloat, d, v); }
-Tensor i32(std::vector<int64_t> d, std::vector<double> v) { return make<int32_t>(DataType::kInt32, d, v); }
-Tensor i64(std::vector<int64_t> d, std::vector<double> v) { return make<int64_t>(DataType::kInt64, d, v); }
+using Dims = std::vector<int64_t>;
+using Vals = std::vector<double>;
+Tensor f32(Dims d, Vals v) { return make<float>(DataType::kFloat, std::move(d), std::move(v)); }
+Tensor i32(Dims d, Vals v) { return make<int32_t>(DataType::kInt32, std::move(d), std::move(v)); }
+Tensor i64(Dims d, Vals v) { return make<int64_t>(DataType::kInt64, std::move(d), std::move(v)); }
 
 std::vector<double> values(const Tensor& t) {
   std::vector<double> v;
@@ -139,7 +141,7 @@ TEST(Elementwise, UnaryMathAndActivations) {
   OneNode relu("Relu", 1);
   EXPECT_EQ(values(relu.run({f32({3}, {-1, 0, 2})})), (std::vector<double>{0, 0, 2}));
   OneNode round("Round", 1);
-  EXPECT_EQ(values(round.run({f32({4}, {0.5, 1.5, 2.5, -0.5})})), (std::vector<double>{0, 2, 2, -0.0}));
+  EXPECT_EQ(values(round.run({f32({4}, {0.5, 1.5, 2.5, -0.5})})), (Vals{0, 2, 2, -0.0}));
   OneNode leaky("LeakyRelu", 1);
   leaky.attr_f("alpha", 0.5f);
   EXPECT_EQ(values(leaky.run({f32({2}, {-2, 2})})), (std::vector<double>{-1, 2}));
@@ -204,6 +206,18 @@ TEST(Elementwise, ClipOptionalBounds) {
             (std::vector<double>{-100, 0, 50}));
   EXPECT_EQ(values(node.run({f32({3}, {-2, 0, 2}), f32({}, {1}), f32({}, {0})})),
             (std::vector<double>{0, 0, 0}));  // min > max: everything is max
+}
+
+TEST(Elementwise, ClipAcceptsBoundsOfAnotherType) {
+  OneNode node("Clip", 3);
+  Tensor x = make<Half>(DataType::kFloat16, {3}, {-2, 0.5, 2});
+  EXPECT_EQ(values(node.run({x, f32({}, {-1}), f32({}, {1})})), (std::vector<double>{-1, 0.5, 1}));
+}
+
+TEST(Elementwise, LegacyPReluSlopeAlongChannels) {
+  OneNode node("PRelu", 2, 6);
+  Tensor x = f32({1, 2, 2}, {-1, -1, -1, 1});
+  EXPECT_EQ(values(node.run({x, f32({2}, {0.5, 2})})), (std::vector<double>{-0.5, -0.5, -2, 1}));
 }
 
 TEST(Elementwise, CastNumbers) {
@@ -319,7 +333,8 @@ TEST(ElementwiseInfer, EqualWhereAgainstMinusOne) {
   OneNode where("Where", 3);
   TypeInfo tb = TypeInfo::tensor(DataType::kBool, Shape{2});
   Tensor ones = Tensor::from_int64s(std::vector<int64_t>{1, 1});
-  auto w = infer(where, {{&tb, nullptr, &*r.values[0]}, {&t, &ones, nullptr}, {&t, nullptr, &dims}});
+  auto w = infer(where,
+                 {{&tb, nullptr, &*r.values[0]}, {&t, &ones, nullptr}, {&t, nullptr, &dims}});
   ASSERT_TRUE(w.values[0]);
   EXPECT_EQ((*w.values[0])[0].to_string(), "n");
   EXPECT_EQ((*w.values[0])[1].value(), 5);

@@ -165,6 +165,11 @@ void run_dft(KernelContext& ctx) {
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < p.axis; ++d) outer *= x.dim(d);
   for (int d = p.axis + 1; d < rank - 1; ++d) inner *= x.dim(d);
+  if (outer * inner == 0) {
+    ctx.set_output(0, std::move(out));
+    return;
+  }
+  if (n > allocation_cap() / 32) ctx.fail_here(fmt::format("dft_length {} is too large", n));
   const Twiddles tw(n);
   std::vector<std::complex<double>> sig, res;
   visit<KILN_FLOAT_TYPES>(ctx.node(), x.dtype(), [&]<typename T>() {
@@ -293,6 +298,8 @@ void run_mel(KernelContext& ctx) {
   const int64_t mel_bins = scalar_int(ctx, 0, "num_mel_bins");
   const int64_t dft_length = scalar_int(ctx, 1, "dft_length");
   const int64_t sample_rate = scalar_int(ctx, 2, "sample_rate");
+  if (ctx.input(3).numel() != 1 || ctx.input(4).numel() != 1)
+    ctx.fail_here("lower_edge_hertz and upper_edge_hertz must be scalars");
   const double lo = ctx.input(3).get_f64(0), hi = ctx.input(4).get_f64(0);
   if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0)
     ctx.fail_here("num_mel_bins, dft_length and sample_rate must be positive");
@@ -301,13 +308,13 @@ void run_mel(KernelContext& ctx) {
   auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double mlo = to_mel(lo), mhi = to_mel(hi);
   const double step = (mhi - mlo) / static_cast<double>(mel_bins + 2);
+  Tensor out(output_datatype(ctx.node()), {spec_bins, mel_bins});  // checks the size first
   std::vector<int64_t> edge(mel_bins + 2);
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
     const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + mlo) / 2595.0) - 1.0);
     edge[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz /
                                               static_cast<double>(sample_rate)));
   }
-  Tensor out(output_datatype(ctx.node()), {spec_bins, mel_bins});
   auto set = [&](int64_t row, int64_t col, double v) {
     if (row >= 0 && row < spec_bins) out.set_f64(row * mel_bins + col, v);
   };

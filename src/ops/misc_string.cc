@@ -1,4 +1,6 @@
 // String ops: StringConcat, StringSplit, StringNormalizer, RegexFullMatch.
+#include <pthread.h>
+
 #include <regex>
 
 #include "ops/kernel_util.h"
@@ -162,20 +164,56 @@ void run_string_normalizer(KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------------------------
 
+// libstdc++'s std::regex matches recursively, about a stack frame per character: long strings
+// overflow an ordinary stack. Matching runs on a thread with a large stack, and strings longer
+// than kMaxRegexInput fail cleanly instead of crashing.
+constexpr size_t kRegexStack = size_t(256) << 20;
+constexpr size_t kMaxRegexInput = 50000;
+
+template <typename Fn>
+void on_big_stack(Fn& fn) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kRegexStack);
+  pthread_t th;
+  auto entry = [](void* p) -> void* {
+    (*static_cast<Fn*>(p))();
+    return nullptr;
+  };
+  const int rc = pthread_create(&th, &attr, entry, &fn);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    fn();  // no thread: match here (inputs are length-capped anyway)
+    return;
+  }
+  pthread_join(th, nullptr);
+}
+
 void run_regex_full_match(KernelContext& ctx) {
   require_strings(ctx, 0);
   const Tensor& x = ctx.input(0);
   const Attribute* a = ctx.node().attr("pattern");
   if (!a) ctx.fail_here("attribute 'pattern' is required");
-  std::regex re;
-  try {
-    re = std::regex(a->s, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    ctx.fail_here(fmt::format("invalid pattern '{}': {}", a->s, e.what()));
-  }
-  Tensor out(DataType::kBool, x.dims());
+  if (a->s.size() > kMaxRegexInput) ctx.fail_here("pattern too long for the regex engine");
   for (int64_t i = 0; i < x.numel(); ++i)
-    out.data<bool>()[i] = std::regex_match(x.strings()[i], re);
+    if (x.strings()[i].size() > kMaxRegexInput)
+      ctx.fail_here(fmt::format("string {} has {} bytes, above the {} the regex engine takes", i,
+                                x.strings()[i].size(), kMaxRegexInput));
+  Tensor out(DataType::kBool, x.dims());
+  std::string error;
+  auto match_all = [&] {
+    try {
+      const std::regex re(a->s, std::regex::ECMAScript);
+      for (int64_t i = 0; i < x.numel(); ++i)
+        out.data<bool>()[i] = std::regex_match(x.strings()[i], re);
+    } catch (const std::regex_error& e) {
+      error = fmt::format("pattern '{}': {}", a->s, e.what());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  };
+  on_big_stack(match_all);
+  if (!error.empty()) ctx.fail_here(error);
   ctx.set_output(0, std::move(out));
 }
 

@@ -35,6 +35,8 @@ template <typename Fn>
 void run_optimizer(KernelContext& ctx, int per, int outs_per, Fn&& update) {
   const Node& n = ctx.node();
   const int k = tensors_of(n, ctx.num_inputs(), per, outs_per, ctx.num_outputs());
+  if (ctx.input(0).numel() != 1 || ctx.input(1).numel() != 1)
+    ctx.fail_here("R and T must be scalars");
   const double R = ctx.input(0).get_f64(0);
   const int64_t T = ctx.input(1).get_i64(0);
   for (int j = 0; j < k; ++j) {

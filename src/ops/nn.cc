@@ -5,6 +5,8 @@
 // RotaryEmbedding). This file holds their shared helpers (nn_common.h).
 #include <algorithm>
 
+#include "support/checked_math.h"
+
 #include "ops/kernel_util.h"
 #include "ops/nn_common.h"
 #include "ops/op.h"
@@ -34,6 +36,15 @@ Tensor convert_float(const Node& n, Tensor src, DataType to) {
   return out;
 }
 
+void check_scratch(const Node& n, const std::vector<int64_t>& dims, size_t elem_size) {
+  std::vector<int64_t> d = dims;
+  d.push_back(static_cast<int64_t>(elem_size));
+  auto bytes = checked_product(d);
+  if (!bytes || *bytes > allocation_cap())
+    fail(ErrorKind::kRuntime, "{}a buffer of {} elements of {} bytes is above the allocation cap",
+         n.where(), dims_to_string(dims), elem_size);
+}
+
 std::optional<Window> read_window(const Node& n, int nsp,
                                   const std::optional<std::vector<int64_t>>& kernel,
                                   bool ceil_mode_attr) {
@@ -55,7 +66,9 @@ std::optional<Window> read_window(const Node& n, int nsp,
   } else {
     return std::nullopt;
   }
-  for (int64_t v : w.k) check(v >= 1, "kernel sizes must be positive");
+  // sizes from a hostile file stay far from int64 overflow in the window arithmetic
+  constexpr int64_t kMax = int64_t{1} << 31;
+  for (int64_t v : w.k) check(v >= 1 && v <= kMax, "kernel sizes must be in [1, 2^31]");
   w.s = attr_ints(n, "strides", std::vector<int64_t>(nsp, 1));
   w.d = attr_ints(n, "dilations", std::vector<int64_t>(nsp, 1));
   if (w.s.empty()) w.s.assign(nsp, 1);
@@ -65,8 +78,8 @@ std::optional<Window> read_window(const Node& n, int nsp,
   check(static_cast<int>(w.d.size()) == nsp,
         fmt::format("dilations has {} values for {} spatial dims", w.d.size(), nsp));
   for (int i = 0; i < nsp; ++i) {
-    check(w.s[i] >= 1, "strides must be positive");
-    check(w.d[i] >= 1, "dilations must be positive");
+    check(w.s[i] >= 1 && w.s[i] <= kMax, "strides must be in [1, 2^31]");
+    check(w.d[i] >= 1 && w.d[i] <= kMax, "dilations must be in [1, 2^31]");
   }
   w.auto_pad = attr_string(n, "auto_pad", "NOTSET");
   check(w.auto_pad == "NOTSET" || w.auto_pad == "VALID" || w.auto_pad == "SAME_UPPER" ||
@@ -82,7 +95,8 @@ std::optional<Window> read_window(const Node& n, int nsp,
       for (int i = 0; i < nsp; ++i) {
         w.pb[i] = pads[i];
         w.pe[i] = pads[i + nsp];
-        check(w.pb[i] >= 0 && w.pe[i] >= 0, "pads must not be negative");
+        check(w.pb[i] >= 0 && w.pe[i] >= 0 && w.pb[i] <= kMax && w.pe[i] <= kMax,
+              "pads must be in [0, 2^31]");
       }
     }
   }

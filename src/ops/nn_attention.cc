@@ -1,5 +1,5 @@
 // nn family: attention. Attention (opset 23/24: masks, GQA, past / present kv, causal, softcap,
-// nonpad_kv_seqlen), RotaryEmbedding.
+// nonpad_kv_seqlen), RotaryEmbedding, FlexAttention (ai.onnx.preview).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -75,6 +75,14 @@ void run_attention(KernelContext& ctx) {
     using A = compute_t<T>;
     int64_t B, Hq, Sq, Dh, Bk, Hk, Sk, Dk, Bv, Hv, Sv, Dv;
     auto Q = as_bhsd<A>(n, q, qh_attr, B, Hq, Sq, Dh);
+    if (has_past) {
+      const Tensor& pk = ctx.input(4);
+      const Tensor& pv = ctx.input(5);
+      if (pk.rank() == 4 && pv.rank() == 4) {
+        nn::check_scratch(n, {pk.numel() + k.numel()}, sizeof(A));
+        nn::check_scratch(n, {pv.numel() + v.numel()}, sizeof(A));
+      }
+    }
     auto K = as_bhsd<A>(n, k, kvh_attr, Bk, Hk, Sk, Dk);
     auto V = as_bhsd<A>(n, v, kvh_attr, Bv, Hv, Sv, Dv);
     if (Bk != B || Bv != B || Hv != Hk || Sv != Sk || Dk != Dh)
@@ -130,6 +138,8 @@ void run_attention(KernelContext& ctx) {
     const A ninf = -std::numeric_limits<A>::infinity();
     const int64_t groups = Hq / Hk;
     const bool want_qk = ctx.wants_output(3);
+    nn::check_scratch(n, {B, Hq, Sq, Dv}, sizeof(A));
+    if (want_qk) nn::check_scratch(n, {B, Hq, Sq, L}, sizeof(A));
     std::vector<A> Y(static_cast<size_t>(B * Hq * Sq * Dv));
     std::vector<A> QK(want_qk ? static_cast<size_t>(B * Hq * Sq * L) : 0);
 #pragma omp parallel for
@@ -142,7 +152,7 @@ void run_attention(KernelContext& ctx) {
       std::vector<A> raw(L), score(L);
       int64_t offset = 0;
       if (has_past) offset = P;
-      else if (has_nonpad) offset = nonpad[b] - Sq;
+      else if (has_nonpad) offset = std::clamp<int64_t>(nonpad[b], 0, L) - Sq;
       for (int64_t j = 0; j < L; ++j) {
         A s = 0;
         const A* kr = kb + j * Dh;
@@ -334,6 +344,125 @@ void run_rotary(KernelContext& ctx) {
   });
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// FlexAttention (ai.onnx.preview): scores = Q K^T * scale -> score_mod -> softmax -> prob_mod -> @ V,
+// the softmax and the two subgraphs in float (double for double inputs or softmax_precision).
+
+DataType flex_precision(const Node& n, DataType q) {
+  const int64_t p = attr_int(n, "softmax_precision", 0);
+  if (p == static_cast<int64_t>(DataType::kDouble) || (p == 0 && q == DataType::kDouble))
+    return DataType::kDouble;
+  return DataType::kFloat;
+}
+
+Tensor run_mod(KernelContext& ctx, const char* name, Tensor t) {
+  const Attribute* a = ctx.node().attr(name);
+  if (!a || a->kind != AttrKind::kGraph || !a->g) return t;
+  std::vector<RtValue> in;
+  in.push_back(RtValue::of(t));
+  auto out = ctx.run_subgraph(*a->g, std::move(in));
+  if (out.size() != 1 || !out[0].is_tensor())
+    ctx.fail_here(fmt::format("{} must give one tensor", name));
+  Tensor r = std::move(out[0].tensor);
+  if (r.dims() != t.dims())
+    ctx.fail_here(fmt::format("{} gave shape {}, expected {}", name, dims_to_string(r.dims()),
+                              dims_to_string(t.dims())));
+  return nn::convert_float(ctx.node(), std::move(r), t.dtype());
+}
+
+void run_flex_attention(KernelContext& ctx) {
+  const Node& n = ctx.node();
+  const Tensor& q = ctx.input(0);
+  const Tensor& k = ctx.input(1);
+  const Tensor& v = ctx.input(2);
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4) ctx.fail_here("Q, K and V must be 4-D");
+  const int64_t B = q.dim(0), Hq = q.dim(1), L = q.dim(2), E = q.dim(3);
+  const int64_t Hk = k.dim(1), S = k.dim(2), Ev = v.dim(3);
+  if (k.dim(0) != B || v.dim(0) != B || v.dim(1) != Hk || v.dim(2) != S || k.dim(3) != E)
+    ctx.fail_here(fmt::format("Q {}, K {} and V {} do not fit together", dims_to_string(q.dims()),
+                              dims_to_string(k.dims()), dims_to_string(v.dims())));
+  if (Hk == 0 || Hq % Hk != 0)
+    ctx.fail_here(fmt::format("{} query heads are not a multiple of {} kv heads", Hq, Hk));
+  const int64_t groups = Hq / Hk;
+  const DataType prec = flex_precision(n, q.dtype());
+  visit<float, double>(n, prec, [&]<typename A>() {
+    const auto Q = nn::load_as<A>(n, q);
+    const auto K = nn::load_as<A>(n, k);
+    const auto V = nn::load_as<A>(n, v);
+    const A scale = n.attr("scale") ? static_cast<A>(attr_float(n, "scale", 1.0f))
+                                    : A(1) / std::sqrt(static_cast<A>(E));
+    const A sq = std::sqrt(scale);
+    nn::check_scratch(n, {B, Hq, L, S}, sizeof(A));
+    Tensor scores(prec, {B, Hq, L, S});
+    A* sp = scores.data<A>();
+#pragma omp parallel for
+    for (int64_t r = 0; r < B * Hq * L; ++r) {
+      const int64_t b = r / (Hq * L), h = (r / L) % Hq;
+      const A* qr = Q.data() + r * E;
+      const A* kb = K.data() + (b * Hk + h / groups) * S * E;
+      for (int64_t j = 0; j < S; ++j) {
+        A s = 0;
+        for (int64_t d = 0; d < E; ++d) s += (qr[d] * sq) * (kb[j * E + d] * sq);
+        sp[r * S + j] = s;
+      }
+    }
+    scores = run_mod(ctx, "score_mod", std::move(scores));
+    sp = scores.data<A>();
+    for (int64_t r = 0; r < B * Hq * L; ++r) {
+      A* row = sp + r * S;
+      A mx = -std::numeric_limits<A>::infinity();
+      for (int64_t j = 0; j < S; ++j) mx = std::max(mx, row[j]);
+      A sum = 0;
+      for (int64_t j = 0; j < S; ++j) {
+        row[j] = std::exp(row[j] - mx);
+        sum += row[j];
+      }
+      for (int64_t j = 0; j < S; ++j) row[j] /= sum;
+    }
+    Tensor probs = run_mod(ctx, "prob_mod", std::move(scores));
+    const A* pp = probs.data<A>();
+    Tensor y(prec, {B, Hq, L, Ev});
+    A* yp = y.data<A>();
+#pragma omp parallel for
+    for (int64_t r = 0; r < B * Hq * L; ++r) {
+      const int64_t b = r / (Hq * L), h = (r / L) % Hq;
+      const A* vb = V.data() + (b * Hk + h / groups) * S * Ev;
+      A* yr = yp + r * Ev;
+      for (int64_t j = 0; j < S; ++j) {
+        const A p = pp[r * S + j];
+        for (int64_t d = 0; d < Ev; ++d) yr[d] += p * vb[j * Ev + d];
+      }
+    }
+    ctx.set_output(0, nn::convert_float(n, std::move(y), q.dtype()));
+  });
+}
+
+void infer_flex_attention(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const DataType dt = ctx.input_dtype(0);
+  const auto& qs = ctx.input_shape(0);
+  const auto& ks = ctx.input_shape(1);
+  const auto& vs = ctx.input_shape(2);
+  for (int i = 0; i < 3; ++i)
+    if (ctx.input_rank(i) >= 0 && ctx.input_rank(i) != 4) ctx.fail_here("Q, K and V must be 4-D");
+  Dim B, Hq, L, S, Ev;
+  if (qs) {
+    B = (*qs)[0];
+    Hq = (*qs)[1];
+    L = (*qs)[2];
+  }
+  if (ks) S = (*ks)[2];
+  if (vs) Ev = (*vs)[3];
+  // type the subgraphs' values: scores / probs [B, Hq, L, S] in the softmax precision
+  const TypeInfo st = TypeInfo::tensor(flex_precision(n, dt), Shape{B, Hq, L, S});
+  for (const char* name : {"score_mod", "prob_mod"}) {
+    const Attribute* a = n.attr(name);
+    if (a && a->kind == AttrKind::kGraph && a->g) ctx.infer_subgraph(*a->g, {st});
+  }
+  ctx.set_output(0, dt, Shape{B, Hq, L, Ev});
+}
+
 }  // namespace
 
 void register_nn_attention_ops(OpRegistry& r) {
@@ -359,6 +488,16 @@ void register_nn_attention_ops(OpRegistry& r) {
       .attr("rotary_embedding_dim", AttrKind::kInt)
       .shape([](InferContext& ctx) { infer_same_as_input(ctx, 0); })
       .run(run_rotary);
+  r.add("ai.onnx.preview", "FlexAttention")
+      .versions(1)
+      .inputs(3, 3)
+      .outputs(1, 1)
+      .attr("scale", AttrKind::kFloat)
+      .attr("score_mod", AttrKind::kGraph)
+      .attr("prob_mod", AttrKind::kGraph)
+      .attr("softmax_precision", AttrKind::kInt)
+      .shape(infer_flex_attention)
+      .run(run_flex_attention);
 }
 
 }  // namespace kiln

@@ -81,6 +81,10 @@ View<C> view_as(const Node& n, const Tensor& t) {
 // A float / double tensor converted to dtype `to` (a float type); the same tensor when equal.
 Tensor convert_float(const Node& n, Tensor src, DataType to);
 
+// Fails (kRuntime) when a scratch buffer of the given dims and element size would overflow or be
+// above the allocation cap, as a Tensor of that size would.
+void check_scratch(const Node& n, const std::vector<int64_t>& dims, size_t elem_size);
+
 // The compute type of a float kind: double for double, float otherwise.
 inline DataType compute_dtype(DataType t) {
   return t == DataType::kDouble ? DataType::kDouble : DataType::kFloat;

@@ -129,7 +129,7 @@ ConvSetup conv_setup(const Node& n, const Tensor& x, const Tensor& w) {
   s.M = w.dim(0);
   s.G = attr_int(n, "group", 1);
   if (s.G < 1) fail(ErrorKind::kBadModel, "{}group must be positive", n.where());
-  if (s.C != w.dim(1) * s.G)
+  if (s.C % s.G != 0 || s.C / s.G != w.dim(1))
     rt_fail(n, fmt::format("input has {} channels, the weight {} x group {}", s.C, w.dim(1), s.G));
   if (s.M % s.G != 0)
     rt_fail(n, fmt::format("{} output channels are not divisible by group {}", s.M, s.G));
@@ -166,7 +166,7 @@ void infer_conv(InferContext& ctx, int xi, int wi, DataType dtype) {
   const int64_t G = attr_int(n, "group", 1);
   if (G < 1) ctx.fail_here("group must be positive");
   if (xs && ws && (*xs)[1].is_known() && (*ws)[1].is_known() &&
-      (*xs)[1].value() != (*ws)[1].value() * G)
+      ((*xs)[1].value() % G != 0 || (*xs)[1].value() / G != (*ws)[1].value()))
     ctx.fail_here(fmt::format("input has {} channels, the weight {} x group {}", (*xs)[1].value(),
                               (*ws)[1].value(), G));
   auto win = nn::read_window(n, nsp, nn::spatial_dims(ws));
@@ -242,9 +242,9 @@ ConvTSetup conv_transpose_setup(const Node& n, const Tensor& x, const Tensor& w)
   if (s.G < 1) fail(ErrorKind::kBadModel, "{}group must be positive", n.where());
   if (w.dim(0) != s.C)
     rt_fail(n, fmt::format("input has {} channels, the weight {}", s.C, w.dim(0)));
-  if (s.C % s.G != 0)
+  if (s.C % s.G != 0 || (s.C == 0 && s.G != 1))
     rt_fail(n, fmt::format("{} input channels are not divisible by group {}", s.C, s.G));
-  s.M = w.dim(1) * s.G;
+  s.M = w.dim(1) * s.G;  // G <= C here: no overflow
   const int nsp = x.rank() - 2;
   std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
   Window win = *nn::read_window(n, nsp, kernel);
@@ -390,7 +390,8 @@ void run_deform_conv(KernelContext& ctx) {
     Tensor y(dtype_of<A>, s.out_dims);
     A* yp = y.data<A>();
     const int64_t Cg = s.C / s.G, Mg = s.M / s.G, Cog = s.C / OG;
-    std::vector<A> cols(static_cast<size_t>(s.C * K * P));
+    Tensor cols_t(dtype_of<A>, {s.C * K, P});  // through the allocation cap
+    A* cols = cols_t.data<A>();
     for (int64_t b = 0; b < s.N; ++b) {
       // sampled columns [C, K, P]
 #pragma omp parallel for
@@ -403,7 +404,7 @@ void run_deform_conv(KernelContext& ctx) {
             const A* oh_p = O.p + ((b * OG + og) * K * 2 + 2 * k) * P;
             const A* ow_p = oh_p + P;
             const A* m_p = has_mask ? Mk.p + ((b * OG + og) * K + k) * P : nullptr;
-            A* col = cols.data() + (c * K + k) * P;
+            A* col = cols + (c * K + k) * P;
             for (int64_t oh = 0; oh < oH; ++oh)
               for (int64_t ow = 0; ow < oW; ++ow) {
                 const int64_t p = oh * oW + ow;
@@ -424,7 +425,7 @@ void run_deform_conv(KernelContext& ctx) {
         for (int64_t c = 0; c < Cg; ++c)
           for (int64_t k = 0; k < K; ++k) {
             const A wv = Wt[(m * Cg + c) * K + k];
-            const A* col = cols.data() + ((grp * Cg + c) * K + k) * P;
+            const A* col = cols + ((grp * Cg + c) * K + k) * P;
             for (int64_t p = 0; p < P; ++p) yr[p] += wv * col[p];
           }
       }
@@ -498,9 +499,9 @@ void register_nn_conv_ops(OpRegistry& r) {
         ConvSetup s = conv_setup(n, x, w);
         auto X = centered(n, x, ctx.has_input(2) ? &ctx.input(2) : nullptr);
         auto W = centered_per_channel(n, w, ctx.has_input(3) ? &ctx.input(3) : nullptr, s.M);
-        std::vector<int64_t> acc(static_cast<size_t>(s.N * s.M * s.g.out_size()));
-        conv_forward<int64_t>(X.data(), W.data(), nullptr, acc.data(), s.N, s.C, s.M, s.G, s.g);
         Tensor y(DataType::kInt32, s.out_dims);
+        std::vector<int64_t> acc(static_cast<size_t>(y.numel()));
+        conv_forward<int64_t>(X.data(), W.data(), nullptr, acc.data(), s.N, s.C, s.M, s.G, s.g);
         int32_t* yp = y.data<int32_t>();
         for (size_t i = 0; i < acc.size(); ++i) yp[i] = static_cast<int32_t>(acc[i]);
         ctx.set_output(0, std::move(y));
@@ -531,12 +532,12 @@ void register_nn_conv_ops(OpRegistry& r) {
           check_bias(n, ctx.input(8), s.M);
           bias = nn::load_as<int64_t>(n, ctx.input(8));
         }
-        std::vector<int64_t> acc(static_cast<size_t>(s.N * s.M * s.g.out_size()));
+        Tensor y(yzp.dtype(), s.out_dims);
+        std::vector<int64_t> acc(static_cast<size_t>(y.numel()));
         conv_forward<int64_t>(X.data(), W.data(), bias.empty() ? nullptr : bias.data(),
                               acc.data(), s.N, s.C, s.M, s.G, s.g);
         const float xsv = static_cast<float>(xs.get_f64(0)), ysv = static_cast<float>(ys.get_f64(0));
         const double zp = static_cast<double>(yzp.get_i64(0));
-        Tensor y(yzp.dtype(), s.out_dims);
         const int64_t outsz = s.g.out_size();
         visit<uint8_t, int8_t>(n, yzp.dtype(), [&]<typename Q>() {
           Q* yp = y.data<Q>();

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <map>
 
+#include "support/checked_math.h"
+
 #include "ops/nn_common.h"
 
 namespace kiln {
@@ -40,8 +42,21 @@ MatMulPlan plan_matmul(const Node& n, std::vector<int64_t> ad, std::vector<int64
          dims_to_string(bd));
   std::vector<int64_t> ab(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
   std::vector<int64_t> batch = broadcast_dims(n, ab, bb);
+  {
+    std::vector<int64_t> all = batch;
+    all.push_back(p.M);
+    all.push_back(p.N);
+    nn::check_scratch(n, all, 1);
+  }
   p.nb = 1;
   for (int64_t d : batch) p.nb *= d;
+  p.out_dims = batch;
+  if (!a1) p.out_dims.push_back(p.M);
+  if (!b1) p.out_dims.push_back(p.N);
+  if (p.nb == 0 || p.M == 0 || p.N == 0) {  // empty output
+    p.nb = 0;
+    return p;
+  }
   p.a_off.reserve(p.nb);
   p.b_off.reserve(p.nb);
   const int64_t asz = p.M * p.K, bsz = p.K * p.N;
@@ -54,9 +69,6 @@ MatMulPlan plan_matmul(const Node& n, std::vector<int64_t> ad, std::vector<int64
       p.b_off.push_back(off[1] * bsz);
     });
   }
-  p.out_dims = batch;
-  if (!a1) p.out_dims.push_back(p.M);
-  if (!b1) p.out_dims.push_back(p.N);
   return p;
 }
 
@@ -126,6 +138,7 @@ void run_matmul(KernelContext& ctx) {
       matmul_kernel<A>(p, av.p, bv.p, y.data<A>());
       ctx.set_output(0, std::move(y));
     } else {
+      nn::check_scratch(n, p.out_dims, sizeof(A));
       std::vector<A> acc(static_cast<size_t>(p.nb * p.M * p.N));
       matmul_kernel<A>(p, av.p, bv.p, acc.data());
       Tensor y(a.dtype(), p.out_dims);
@@ -183,9 +196,10 @@ void run_matmul_integer(KernelContext& ctx) {
   MatMulPlan p = plan_matmul(n, a.dims(), b.dims());
   auto ad = centered(ctx, a, ctx.has_input(2) ? &ctx.input(2) : nullptr, true);
   auto bd = centered(ctx, b, ctx.has_input(3) ? &ctx.input(3) : nullptr, false);
-  std::vector<double> acc(static_cast<size_t>(p.nb * p.M * p.N));
-  matmul_kernel<double>(p, ad.data(), bd.data(), acc.data());
   Tensor y(DataType::kInt32, p.out_dims);
+  nn::check_scratch(n, {y.numel()}, sizeof(double));
+  std::vector<double> acc(static_cast<size_t>(y.numel()));
+  matmul_kernel<double>(p, ad.data(), bd.data(), acc.data());
   int32_t* yp = y.data<int32_t>();
   for (size_t i = 0; i < acc.size(); ++i)
     yp[i] = static_cast<int32_t>(static_cast<int64_t>(acc[i]));
@@ -214,6 +228,7 @@ void run_qlinear_matmul(KernelContext& ctx) {
   MatMulPlan p = plan_matmul(n, a.dims(), b.dims());
   auto ad = centered(ctx, a, &ctx.input(2), true);
   auto bd = centered(ctx, b, &ctx.input(5), false);
+  nn::check_scratch(n, p.out_dims, sizeof(double));
   std::vector<double> acc(static_cast<size_t>(p.nb * p.M * p.N));
   matmul_kernel<double>(p, ad.data(), bd.data(), acc.data());
   auto check_vec = [&](const Tensor& s, int64_t len, const char* what) {
@@ -303,6 +318,7 @@ void run_gemm(KernelContext& ctx) {
   }
   visit<KILN_NN_MATMUL_TYPES>(n, a.dtype(), [&]<typename T>() {
     using A = acc_t<T>;
+    nn::check_scratch(n, {M, N}, sizeof(A));
     // A' [M, K] and B' [K, N], row-major
     auto av = nn::view_as<A>(n, a);
     auto bv = nn::view_as<A>(n, b);
@@ -535,8 +551,9 @@ void run_einsum(KernelContext& ctx) {
     for (int i = 0; i < ni; ++i) v.push_back(nn::view_as<A>(n, ctx.input(i)));
     Tensor y(ctx.input(0).dtype(), od);
     std::vector<A> acc(static_cast<size_t>(y.numel()), A(0));
-    int64_t total = 1;
-    for (int64_t d : lsize) total *= d;
+    const auto total_opt = checked_product(lsize);
+    if (!total_opt) ctx.fail_here("the equation's index space overflows int64");
+    const int64_t total = *total_opt;
     if (total > 0) {
       std::vector<int64_t> idx(L, 0), off(ni, 0);
       int64_t oo = 0;

@@ -57,7 +57,19 @@ void infer_pool(InferContext& ctx) {
   if (ctx.has_output(1)) ctx.set_output(1, DataType::kInt64, out);
 }
 
-// One pooling pass over NC planes. idx (MaxPool Indices) may be null.
+// floor(a / b) for b > 0.
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// Kernel positions k in [0, K) whose input index st + k*d lies in [lo, hi).
+inline void k_range(int64_t st, int64_t d, int64_t lo, int64_t hi, int64_t K, int64_t& a,
+                    int64_t& b) {
+  a = std::max<int64_t>(0, -floor_div(st - lo, d));  // ceil((lo - st) / d)
+  b = std::min<int64_t>(K, floor_div(hi - 1 - st, d) + 1);
+  if (b < a) b = a;
+}
+
+// One pooling pass over NC planes. idx (MaxPool Indices) may be null. Only the kernel positions
+// inside the input are visited; count_include_pad counts those inside the padded input.
 template <typename T>
 void pool_kernel(Pool kind, const T* x, T* y, int64_t* idx, int64_t NC, const Geom3& g,
                  bool count_include_pad, double p, bool col_major) {
@@ -69,54 +81,53 @@ void pool_kernel(Pool kind, const T* x, T* y, int64_t* idx, int64_t NC, const Ge
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-          const int64_t st[3] = {o0 * g.s[0] - g.pb[0], o1 * g.s[1] - g.pb[1],
-                                 o2 * g.s[2] - g.pb[2]};
+          const int64_t o[3] = {o0, o1, o2};
+          int64_t st[3], ka[3], kb[3];
+          int64_t padded = 1;
+          for (int j = 0; j < 3; ++j) {
+            st[j] = o[j] * g.s[j] - g.pb[j];
+            k_range(st[j], g.d[j], 0, g.in[j], g.k[j], ka[j], kb[j]);
+            int64_t pa, pz;
+            k_range(st[j], g.d[j], -g.pb[j], g.in[j] + g.pe[j], g.k[j], pa, pz);
+            padded *= pz - pa;
+          }
           A best = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
                                                         : std::numeric_limits<A>::lowest();
           int64_t best_i = -1;
           double sum = 0;
           int64_t count = 0;
-          for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+          for (int64_t k0 = ka[0]; k0 < kb[0]; ++k0) {
             const int64_t i0 = st[0] + k0 * g.d[0];
-            const bool in0 = i0 >= 0 && i0 < g.in[0];
-            const bool pad0 = i0 >= -g.pb[0] && i0 < g.in[0] + g.pe[0];
-            for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+            for (int64_t k1 = ka[1]; k1 < kb[1]; ++k1) {
               const int64_t i1 = st[1] + k1 * g.d[1];
-              const bool in1 = i1 >= 0 && i1 < g.in[1];
-              const bool pad1 = i1 >= -g.pb[1] && i1 < g.in[1] + g.pe[1];
-              for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+              for (int64_t k2 = ka[2]; k2 < kb[2]; ++k2) {
                 const int64_t i2 = st[2] + k2 * g.d[2];
-                const bool in2 = i2 >= 0 && i2 < g.in[2];
-                if (in0 && in1 && in2) {
-                  const int64_t off = (i0 * g.in[1] + i1) * g.in[2] + i2;
-                  const A v = static_cast<A>(xp[off]);
-                  if (kind == Pool::kMax) {
-                    if (v > best || best_i < 0) {
-                      best = v;
-                      best_i = col_major ? i0 + i1 * g.in[0] + i2 * g.in[0] * g.in[1] : off;
-                    }
-                  } else if (kind == Pool::kAvg) {
-                    sum += static_cast<double>(v);
-                    ++count;
-                  } else {
-                    sum += std::pow(std::fabs(static_cast<double>(v)), p);
+                const int64_t off = (i0 * g.in[1] + i1) * g.in[2] + i2;
+                const A v = static_cast<A>(xp[off]);
+                if (kind == Pool::kMax) {
+                  if (v > best || best_i < 0) {
+                    best = v;
+                    best_i = col_major ? i0 + i1 * g.in[0] + i2 * g.in[0] * g.in[1] : off;
                   }
-                } else if (count_include_pad && pad0 && pad1 && i2 >= -g.pb[2] &&
-                           i2 < g.in[2] + g.pe[2]) {
+                } else if (kind == Pool::kAvg) {
+                  sum += static_cast<double>(v);
                   ++count;
+                } else {
+                  sum += std::pow(std::fabs(static_cast<double>(v)), p);
                 }
               }
             }
           }
-          const int64_t o = nc * outsz + (o0 * g.out[1] + o1) * g.out[2] + o2;
+          if (count_include_pad) count = padded;
+          const int64_t oi = nc * outsz + (o0 * g.out[1] + o1) * g.out[2] + o2;
           if (kind == Pool::kMax) {
-            y[o] = nn::from_num<T>(best);
-            if (idx) idx[o] = nc * insz + std::max<int64_t>(best_i, 0);
+            y[oi] = nn::from_num<T>(best);
+            if (idx) idx[oi] = nc * insz + std::max<int64_t>(best_i, 0);
           } else if (kind == Pool::kAvg) {
-            y[o] = nn::from_num<T>(count ? static_cast<A>(sum / static_cast<double>(count))
-                                         : A(0));
+            y[oi] = nn::from_num<T>(count ? static_cast<A>(sum / static_cast<double>(count))
+                                          : A(0));
           } else {
-            y[o] = nn::from_num<T>(static_cast<A>(std::pow(sum, 1.0 / p)));
+            y[oi] = nn::from_num<T>(static_cast<A>(std::pow(sum, 1.0 / p)));
           }
         }
   }
@@ -255,18 +266,12 @@ void run_max_unpool(KernelContext& ctx) {
   const int nsp = x.rank() - 2;
   auto w = nn::read_window(n, nsp, std::nullopt);
   if (!w) fail(ErrorKind::kBadModel, "{}attribute 'kernel_shape' is required", n.where());
+  // indices address the inferred output (x - 1) * s + k - pads; an output_shape input gives a
+  // larger (or smaller) output holding that one in its leading corner
   std::vector<int64_t> od = x.dims();
-  if (ctx.has_input(2)) {
-    od = ctx.input(2).to_int64s();
-    if (static_cast<int>(od.size()) != x.rank())
-      ctx.fail_here(fmt::format("output_shape has {} values for rank {}", od.size(), x.rank()));
-    if (od[0] != x.dim(0) || od[1] != x.dim(1))
-      ctx.fail_here("output_shape must keep the batch and channel dims");
-  } else {
-    for (int i = 0; i < nsp; ++i) {
-      od[2 + i] = (x.dim(2 + i) - 1) * w->s[i] + w->k[i] - w->pb[i] - w->pe[i];
-      if (od[2 + i] < 0) ctx.fail_here("output size is negative");
-    }
+  for (int i = 0; i < nsp; ++i) {
+    od[2 + i] = (x.dim(2 + i) - 1) * w->s[i] + w->k[i] - w->pb[i] - w->pe[i];
+    if (od[2 + i] < 0) ctx.fail_here("output size is negative");
   }
   Tensor y(x.dtype(), od);
   const int64_t ysz = y.numel();
@@ -280,6 +285,40 @@ void run_max_unpool(KernelContext& ctx) {
     if (j < 0 || j >= ysz)
       ctx.fail_here(fmt::format("index {} out of range [0, {})", j, ysz));
     std::memcpy(dst + j * esz, src + i * esz, esz);
+  }
+  if (ctx.has_input(2)) {
+    std::vector<int64_t> full = ctx.input(2).to_int64s();
+    if (static_cast<int>(full.size()) != x.rank())
+      ctx.fail_here(fmt::format("output_shape has {} values for rank {}", full.size(), x.rank()));
+    if (full[0] != x.dim(0) || full[1] != x.dim(1))
+      ctx.fail_here("output_shape must keep the batch and channel dims");
+    if (full != od) {
+      Tensor z(x.dtype(), full);
+      // copy the overlap, row by row along the last dim
+      const int rank = x.rank();
+      std::vector<int64_t> common(rank);
+      for (int i = 0; i < rank; ++i) common[i] = std::min(od[i], full[i]);
+      const auto ys = strides_of(od), zs = strides_of(full);
+      std::vector<int64_t> outer(common.begin(), common.end() - 1);
+      const int64_t row = common.back();
+      auto* zd = static_cast<unsigned char*>(z.raw());
+      int64_t rows = 1;
+      for (int64_t d : outer) rows *= d;
+      std::vector<int64_t> at(outer.size(), 0);
+      for (int64_t r = 0; r < rows && row > 0; ++r) {
+        int64_t yo = 0, zo = 0;
+        for (size_t i = 0; i < at.size(); ++i) {
+          yo += at[i] * ys[i];
+          zo += at[i] * zs[i];
+        }
+        std::memcpy(zd + zo * esz, dst + yo * esz, row * esz);
+        for (int i = static_cast<int>(at.size()) - 1; i >= 0; --i) {
+          if (++at[i] < outer[i]) break;
+          at[i] = 0;
+        }
+      }
+      y = std::move(z);
+    }
   }
   ctx.set_output(0, std::move(y));
 }

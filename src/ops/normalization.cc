@@ -6,6 +6,7 @@
 
 #include "ops/kernel_util.h"
 #include "ops/op.h"
+#include "support/checked_math.h"
 
 namespace kiln {
 
@@ -28,6 +29,15 @@ Tensor from_doubles(const Node& n, DataType dtype, std::vector<int64_t> dims,
     for (int64_t i = 0; i < t.numel(); ++i) p[i] = T(static_cast<compute_t<T>>(v[i]));
   });
   return t;
+}
+
+void check_work(const Node& n, const std::vector<int64_t>& dims) {
+  const int64_t cap = allocation_cap() / static_cast<int64_t>(sizeof(double));
+  auto total = checked_product(dims);
+  bool ok = total.has_value() && *total <= cap;
+  for (int64_t d : dims) ok = ok && d <= cap;
+  KILN_CHECK(ok, ErrorKind::kRuntime, "{}a result of dims {} needs more than the allocation cap of {} bytes",
+             n.where(), dims_to_string(dims), allocation_cap());
 }
 
 std::vector<double> broadcast_to(const Node& n, const Tensor& t, const std::vector<int64_t>& out_dims) {

@@ -46,6 +46,7 @@ void run_batchnorm(KernelContext& ctx) {
   if (ctx.opset() < 14) {
     training = false;
     for (int i = 1; i < ctx.num_outputs(); ++i) training = training || ctx.wants_output(i);
+    if (attr_int(n, "is_test", 0) != 0) training = false;  // before opset 7
   }
   // Parameters are per channel, or (spatial = 0, before opset 9) per element of one sample.
   const int64_t sample = C * inner;

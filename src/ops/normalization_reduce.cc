@@ -15,10 +15,11 @@ enum class Reduce { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumEx
 // The axes a reduction reduces, from input 1; nullopt when not known at inference time.
 std::optional<std::vector<int64_t>> infer_axes(const InferContext& ctx) {
   if (!ctx.has_input(1)) return std::vector<int64_t>{};
+  // A constant first: negative axes do not survive as dims.
+  if (const Tensor* c = ctx.input_constant(1); c && is_integer(c->dtype())) return c->to_int64s();
   if (auto v = ctx.input_dims_value(1)) {
     std::vector<int64_t> axes;
     for (const Dim& d : *v) {
-      if (!d.is_known() && !d.is_symbolic()) return std::nullopt;
       if (!d.is_known()) return std::nullopt;
       axes.push_back(d.value());
     }

@@ -98,7 +98,12 @@ void map_axis(const ResizeConfig& c, int64_t in, int64_t out, double scale, doub
   extrap.assign(out, false);
   for (int64_t o = 0; o < out; ++o) {
     bool outside = false;
-    const double x = source_coord(c, o, in, out, scale, roi0, roi1, &outside);
+    double x = source_coord(c, o, in, out, scale, roi0, roi1, &outside);
+    if (std::isnan(x)) {
+      if (c.ctm == "tf_crop_and_resize") outside = true;
+      x = 0;
+    }
+    x = std::clamp(x, -1e15, 1e15);  // keeps index arithmetic defined for hostile roi values
     if (outside) {
       extrap[o] = true;
       continue;
@@ -201,8 +206,7 @@ ResizePlan plan_resize(const KernelContext& ctx, const ResizeConfig& c, const st
       const int a = axes[i];
       p.scales[a] = scales[i];
       const double o = std::floor(scales[i] * static_cast<double>(in[a]));
-      if (o > static_cast<double>(std::numeric_limits<int32_t>::max()))
-        ctx.fail_here(fmt::format("output dim {} too large", o));
+      if (!(o < 9e18)) ctx.fail_here(fmt::format("output dim {} too large", o));
       p.out_dims[a] = static_cast<int64_t>(o);
     }
   } else if (!sizes.empty()) {
@@ -226,7 +230,9 @@ ResizePlan plan_resize(const KernelContext& ctx, const ResizeConfig& c, const st
       for (size_t i = 0; i < na; ++i) {
         const int a = axes[i];
         p.scales[a] = s;
-        p.out_dims[a] = static_cast<int64_t>(s * static_cast<double>(in[a]) + 0.5);
+        const double o = s * static_cast<double>(in[a]) + 0.5;
+        if (!(o < 9e18)) ctx.fail_here(fmt::format("output dim {} too large", o));
+        p.out_dims[a] = static_cast<int64_t>(o);
       }
     } else {
       ctx.fail_here(fmt::format("unknown keep_aspect_ratio_policy '{}'", policy));
@@ -288,11 +294,15 @@ void run_resize_core(KernelContext& ctx, const ResizeConfig& c, int scales_input
   const Node& n = ctx.node();
   const Tensor& x = ctx.input(0);
   const ResizePlan p = plan_resize(ctx, c, x.dims(), scales_input, sizes_input, roi_input);
+  check_work(n, p.out_dims);
   std::vector<double> cur = load_numeric(n, x);
   std::vector<int64_t> dims = x.dims();
   for (int a = 0; a < x.rank(); ++a) {
     if (!p.resized[a]) continue;
     const int64_t in = dims[a], out = p.out_dims[a];
+    std::vector<int64_t> next_dims = dims;
+    next_dims[a] = out;
+    check_work(n, next_dims);
     if (in == 0 && out > 0) ctx.fail_here("cannot resize an empty axis to a non-empty one");
     std::vector<std::vector<Tap>> taps;
     std::vector<bool> extrap;

@@ -122,6 +122,8 @@ void run_grid_sample(KernelContext& ctx) {
         const double nc = g[r - 1 - a];  // grid lists the innermost axis first
         const double len = static_cast<double>(sd[a]);
         double c = rnd(align ? (nc + 1) / 2.0 * (len - 1) : ((nc + 1) * len - 1) / 2.0);
+        if (std::isnan(c)) c = lo[a] - 2;          // NaN samples nothing (outside the input)
+        c = std::clamp(c, -1e9, 1e9);              // keeps index arithmetic defined
         if (mode == "nearest") c = std::nearbyint(c);
         if (c < lo[a] || c > hi[a]) {
           if (pad == Padding::kBorder) c = std::clamp(c, 0.0, len - 1);
@@ -216,6 +218,7 @@ void run_affine_grid(KernelContext& ctx) {
   std::vector<int64_t> out_dims = {N};
   out_dims.insert(out_dims.end(), sp.begin(), sp.end());
   out_dims.push_back(r);
+  check_work(n, out_dims);
   const auto th = to_doubles(n, theta);
   const int64_t plane = prod(sp);
   const std::vector<int64_t> st = strides_of(sp);
@@ -272,6 +275,7 @@ void run_roi_align(KernelContext& ctx) {
   const bool half_pixel = ctm == "half_pixel";
   const auto xv = to_doubles(n, x);
   const auto rv = to_doubles(n, rois);
+  check_work(n, {R, C, oh, ow});
   const std::vector<int64_t> batch = bi.to_int64s();
   std::vector<double> y(static_cast<size_t>(R * C * oh * ow), 0.0);
 
@@ -291,8 +295,16 @@ void run_roi_align(KernelContext& ctx) {
       rh = std::max(rh, 1.0);
     }
     const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
-    const int64_t gh = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
-    const int64_t gw = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+    // Samples per bin: sampling_ratio, or enough to cover the bin (bounded, for hostile rois).
+    auto grid_of = [&](double len, int64_t bins) -> int64_t {
+      if (sampling > 0) return sampling;
+      const double g = std::ceil(len / static_cast<double>(bins));
+      if (!(g >= 0)) return 0;
+      if (g > 65536) ctx.fail_here(fmt::format("roi {} of {} pixels is too large", k, len));
+      return static_cast<int64_t>(g);
+    };
+    const int64_t gh = grid_of(rh, oh), gw = grid_of(rw, ow);
+    check_work(n, {gh, gw});
     const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
     for (int64_t ph = 0; ph < oh; ++ph)
       for (int64_t pw = 0; pw < ow; ++pw) {
@@ -303,7 +315,7 @@ void run_roi_align(KernelContext& ctx) {
           for (int64_t ix = 0; ix < gw; ++ix) {
             const double xx = x0 + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
             Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-            if (yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W)) {
+            if (!(yy >= -1.0 && yy <= static_cast<double>(H) && xx >= -1.0 && xx <= static_cast<double>(W))) {
               samples.push_back(s);
               continue;
             }

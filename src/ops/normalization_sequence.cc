@@ -104,6 +104,8 @@ void run_linear_attention(KernelContext& ctx) {
   const int64_t dk = q.dim(2) / hq, dv = v.dim(2) / hkv, group = hq / hkv;
   if (k.dim(2) != hkv * dk)
     ctx.fail_here(fmt::format("key hidden size {} must be kv_num_heads * d_k = {}", k.dim(2), hkv * dk));
+  check_work(n, {B, hkv, dk, dv});
+  check_work(n, {B, T, hq, dv});
   const auto qv = to_doubles(n, q), kv = to_doubles(n, k), vv = to_doubles(n, v);
   std::vector<double> S(static_cast<size_t>(B * hkv * dk * dv), 0.0);
   DataType st = q.dtype();

@@ -309,5 +309,43 @@ TEST(NormLoss, SoftmaxCrossEntropyMean) {
   EXPECT_EQ(outs[0].tensor.rank(), 0);
 }
 
+TEST(NormHostile, HugeSizesFailCleanly) {
+  NormNode a("Resize", 4, 19);
+  EXPECT_THROW(a.run({f32({1, 1}, {1}), Tensor(), Tensor(), i64({2}, {0, 4e18})}), Error);
+  NormNode b("Resize", 3, 19);
+  EXPECT_THROW(b.run({f32({1, 1}, {1}), Tensor(), f32({2}, {1e30, 1e30})}), Error);
+  NormNode c("RoiAlign", 3, 16);
+  c.attr_i("output_height", int64_t(1) << 40);
+  EXPECT_THROW(c.run({f32({1, 1, 1, 1}, {1}), f32({1, 4}, {0, 0, 1, 1}), i64({1}, {0})}), Error);
+  NormNode d("LinearAttention", 3, 27);
+  d.attr_i("q_num_heads", 1).attr_i("kv_num_heads", 1).attr_s("update_rule", "linear");
+  Tensor q(DataType::kFloat, {1, 1, 1 << 20});
+  EXPECT_THROW(d.run({q, q, q}), Error);
+}
+
+TEST(NormHostile, NanCoordinatesStayInBounds) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  NormNode a("RoiAlign", 3, 16);
+  Tensor y = a.run({f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1, 4}, {nan, 0, 1e30, 1}), i64({1}, {0})});
+  EXPECT_EQ(y.numel(), 1);
+  NormNode b("GridSample", 2, 20);
+  b.attr_s("padding_mode", "reflection");
+  y = b.run({f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1, 1, 2, 2}, {nan, 1e30, -1e30, 0.5})});
+  EXPECT_EQ(y.numel(), 2);
+  NormNode c("Resize", 2, 19);
+  c.attr_s("coordinate_transformation_mode", "tf_crop_and_resize").attr_s("mode", "linear");
+  NormNode d("Resize", 4, 19);
+  d.attr_s("coordinate_transformation_mode", "tf_crop_and_resize").attr_s("mode", "cubic");
+  y = d.run({f32({1, 2}, {1, 2}), f32({4}, {0, nan, 1, 1e300}), Tensor(), i64({2}, {1, 3})});
+  EXPECT_EQ(y.numel(), 3);
+}
+
+TEST(NormHostile, BadTargetsFail) {
+  NormNode a("NegativeLogLikelihoodLoss", 2, 13);
+  EXPECT_THROW(a.run({f32({1, 2}, {0, 0}), i64({1}, {5})}), Error);
+  NormNode b("RoiAlign", 3, 16);
+  EXPECT_THROW(b.run({f32({1, 1, 1, 1}, {1}), f32({1, 4}, {0, 0, 1, 1}), i64({1}, {3})}), Error);
+}
+
 }  // namespace
 }  // namespace kiln

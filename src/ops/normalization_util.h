@@ -25,6 +25,10 @@ std::vector<double> to_doubles(const Node& n, const Tensor& t);
 Tensor from_doubles(const Node& n, DataType dtype, std::vector<int64_t> dims,
                     const std::vector<double>& v);
 
+// Fails (kRuntime) unless a work buffer of doubles of these dims stays within the allocation cap
+// (each dim and their product). For sizes that come from attributes or input values.
+void check_work(const Node& n, const std::vector<int64_t>& dims);
+
 // Product of dims[lo, hi).
 inline int64_t prod(const std::vector<int64_t>& dims, size_t lo, size_t hi) {
   int64_t p = 1;

@@ -62,7 +62,7 @@ int64_t input_scalar_int(const KernelContext& ctx, int i, const char* what) {
 }
 
 int kernel_axis(const KernelContext& ctx, int64_t axis, int rank) {
-  if (axis < -rank || axis >= std::max(rank, 1))
+  if (axis < -rank || axis >= rank)
     ctx.fail_here(fmt::format("axis {} out of range for rank {}", axis, rank));
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
@@ -135,7 +135,7 @@ std::optional<Shape> rank_from_shape_input(const InferContext& ctx, int i) {
 }
 
 int infer_axis(const InferContext& ctx, int64_t axis, int rank) {
-  if (axis < -rank || axis >= std::max(rank, 1))
+  if (axis < -rank || axis >= rank)
     ctx.fail_here(fmt::format("axis {} out of range for rank {}", axis, rank));
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }

@@ -111,7 +111,7 @@ inline int64_t checked_index(const KernelContext& ctx, int64_t v, int64_t d, con
   return v < 0 ? v + d : v;
 }
 
-// An axis in [-rank, rank), normalized; out of range fails at run time naming the node.
+// An axis in [-rank, rank), normalized; out of range (any axis of a scalar) fails naming the node.
 int kernel_axis(const KernelContext& ctx, int64_t axis, int rank);
 
 // Product of dims [from, to).
@@ -148,7 +148,7 @@ inline Shape unknown_shape(int rank) { return Shape(static_cast<size_t>(rank), D
 // Unknown dims, as many as the 1-D shape input i has elements, when that length is known.
 std::optional<Shape> rank_from_shape_input(const InferContext& ctx, int i);
 
-// An axis normalized during inference, failing for sure-wrong ones.
+// An axis in [-rank, rank) normalized during inference; out of range (or a scalar) fails.
 int infer_axis(const InferContext& ctx, int64_t axis, int rank);
 
 }  // namespace tensor_ops

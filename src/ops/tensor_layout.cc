@@ -161,7 +161,9 @@ void run_concat(KernelContext& ctx) {
     if (!same)
       ctx.fail_here(fmt::format("cannot concatenate {} and {} on axis {}",
                                 dims_to_string(first.dims()), dims_to_string(t->dims()), axis));
-    sum += t->dim(axis);
+    auto s = checked_add(sum, t->dim(axis));
+    if (!s) ctx.fail_here("concatenated dim overflows");
+    sum = *s;
   }
   out_dims[axis] = sum;
   Tensor out = new_tensor(ctx, first.dtype(), out_dims);
@@ -199,6 +201,7 @@ void infer_split(InferContext& ctx) {
   const DataType dt = ctx.input_dtype(0);
   const int n = ctx.num_outputs();
   auto bad = [&](const std::string& m) { ctx.fail_here(m); };
+  if (n <= 0) bad("no outputs");
   check_num_outputs(ctx.node(), n, bad);
   const Shape* in = input_shape_ptr(ctx, 0);
   if (!in) {
@@ -221,12 +224,15 @@ void infer_split(InferContext& ctx) {
         exact = exact && s.exact;
         if (s.exact) total += s.v;
       }
-      if (exact && d.is_known() && total != d.value())
-        ctx.fail_here(fmt::format("split sums to {}, the dim is {}", total, d.value()));
+      // A mismatch with the dim is left to run time: this may be the untaken branch of an If.
+      if (exact && d.is_known() && total != d.value()) parts.assign(n, Dim());
     }
   } else if (d.is_known()) {
-    auto sizes = equal_split(d.value(), n, bad);
-    for (int i = 0; i < n; ++i) parts[i] = sizes[i];
+    const int64_t chunk = d.value() / n + (d.value() % n != 0);
+    if (d.value() - chunk * (n - 1) >= 0) {  // else unknown, as above
+      auto sizes = equal_split(d.value(), n, bad);
+      for (int i = 0; i < n; ++i) parts[i] = sizes[i];
+    }
   } else if (n == 1) {
     parts[0] = d;
   } else if (ctx.opset() < 18) {  // older opsets require equal parts
@@ -417,7 +423,8 @@ void run_slice(KernelContext& ctx) {
     const SliceRange r = slice_range(x.dim(axis), starts[i], ends[i], steps[i]);
     offset += r.start * strides[axis];
     dims[axis] = r.len;
-    strides[axis] *= steps[i];
+    // With more than one element picked, |step * stride| stays inside the tensor.
+    strides[axis] = r.len > 1 ? strides[axis] * steps[i] : 0;
   }
   ctx.set_output(0, strided_tensor(ctx, x, dims, strides, offset));
 }
@@ -708,7 +715,7 @@ void infer_depth_space(InferContext& ctx, bool to_space) {
     return;
   }
   if (in->size() != 4) ctx.fail_here(fmt::format("input must be 4-D, has rank {}", in->size()));
-  const Dim bb(b), b2(b * b);
+  const Dim bb(b), b2 = dim_mul(bb, bb);
   const Shape& s = *in;
   if (to_space)
     ctx.set_output(0, dt, Shape{s[0], Dim::floor_div(s[1], b2), dim_mul(s[2], bb), dim_mul(s[3], bb)});
@@ -722,15 +729,17 @@ void run_depth_to_space(KernelContext& ctx) {
   if (b <= 0) ctx.fail_here(fmt::format("blocksize {} must be positive", b));
   if (x.rank() != 4) ctx.fail_here(fmt::format("input must be 4-D, has rank {}", x.rank()));
   const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
-  if (C % (b * b) != 0) ctx.fail_here(fmt::format("channels {} not divisible by blocksize^2", C));
-  const int64_t c = C / (b * b);
+  auto bb = checked_mul(b, b), hb = checked_mul(H, b), wb = checked_mul(W, b);
+  if (!bb || !hb || !wb) ctx.fail_here(fmt::format("blocksize {} is too large", b));
+  if (C % *bb != 0) ctx.fail_here(fmt::format("channels {} not divisible by blocksize^2", C));
+  const int64_t c = C / *bb;
   const int64_t sn = C * H * W, sc = H * W, sh = W;
   // Read as [N, c, H, b, W, b]; the channel of (c', b1, b2) depends on the mode.
   const bool crd = attr_string(ctx.node(), "mode", "DCR") == "CRD";
   const std::vector<int64_t> dims{N, c, H, b, W, b};
   const std::vector<int64_t> strides = crd ? std::vector<int64_t>{sn, b * b * sc, sh, b * sc, 1, sc}
                                            : std::vector<int64_t>{sn, sc, sh, b * c * sc, 1, c * sc};
-  ctx.set_output(0, strided_tensor(ctx, x, dims, strides, 0).reshaped({N, c, H * b, W * b}));
+  ctx.set_output(0, strided_tensor(ctx, x, dims, strides, 0).reshaped({N, c, *hb, *wb}));
 }
 
 void run_space_to_depth(KernelContext& ctx) {
@@ -746,7 +755,8 @@ void run_space_to_depth(KernelContext& ctx) {
   // Output channel (b1 * b + b2) * C + c reads input (c, h' * b + b1, w' * b + b2).
   const std::vector<int64_t> dims{N, b, b, C, h, w};
   const std::vector<int64_t> strides{sn, sh, 1, sc, b * sh, b};
-  auto out_c = checked_mul(C, b * b);
+  auto bb = checked_mul(b, b);
+  auto out_c = bb ? checked_mul(C, *bb) : std::nullopt;
   if (!out_c) ctx.fail_here("output channels overflow");
   ctx.set_output(0, strided_tensor(ctx, x, dims, strides, 0).reshaped({N, *out_c, h, w}));
 }

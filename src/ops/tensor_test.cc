@@ -101,6 +101,13 @@ Tensor make(DataType dt, std::vector<int64_t> dims, std::vector<double> v) {
 }
 Tensor f32(std::vector<int64_t> d, std::vector<double> v) { return make(DataType::kFloat, d, v); }
 Tensor i64(std::vector<int64_t> d, std::vector<double> v) { return make(DataType::kInt64, d, v); }
+// Exact int64 values (set_f64 would round the large ones).
+Tensor i64x(std::vector<int64_t> d, std::vector<int64_t> v) {
+  Tensor t(DataType::kInt64, std::move(d));
+  for (size_t i = 0; i < v.size(); ++i) t.data<int64_t>()[i] = v[i];
+  return t;
+}
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 Tensor strs(std::vector<int64_t> d, std::vector<std::string> v) {
   Tensor t(DataType::kString, std::move(d));
   for (size_t i = 0; i < v.size(); ++i) t.strings()[i] = v[i];
@@ -216,7 +223,7 @@ TEST(TensorInfer, SliceSymbolic) {
   TNode t("Slice", 4);  // x[:, 1:] on [b, seq]
   t.ins = {{f32t({sym("b"), sym("seq")})},
            {i64t({1}), i64({1}, {1})},
-           {i64t({1}), i64({1}, {std::numeric_limits<int64_t>::max()})},
+           {i64t({1}), i64x({1}, {kMax})},
            {i64t({1}), i64({1}, {1})}};
   t.infer();
   EXPECT_EQ(t.out_type(), "float[b,seq-1]");
@@ -395,13 +402,13 @@ TEST(TensorKernel, HugeOutputsFailCleanly) {
   TNode e("Expand", 2);
   expect_fail(e, {f32({1}, {1}), i64({3}, {1 << 30, 1 << 30, 1 << 30})}, "");
   TNode t("Tile", 2);
-  expect_fail(t, {f32({2}, {1, 2}), i64({1}, {std::numeric_limits<int64_t>::max()})}, "overflow");
+  expect_fail(t, {f32({2}, {1, 2}), i64x({1}, {kMax})}, "overflow");
   TNode c("ConstantOfShape", 1);
-  expect_fail(c, {i64({2}, {std::numeric_limits<int64_t>::max(), 4})}, "overflow");
+  expect_fail(c, {i64x({2}, {kMax, 4})}, "overflow");
   TNode r("Range", 3);
-  expect_fail(r, {i64({}, {0}), i64({}, {std::numeric_limits<int64_t>::max()}), i64({}, {1})}, "");
+  expect_fail(r, {i64({}, {0}), i64x({}, {kMax}), i64({}, {1})}, "");
   TNode p("Pad", 2);
-  expect_fail(p, {f32({1}, {1}), i64({2}, {0, std::numeric_limits<int64_t>::max()})}, "");
+  expect_fail(p, {f32({1}, {1}), i64x({2}, {0, kMax})}, "");
 }
 
 TEST(TensorKernel, TopKStableTies) {
@@ -456,6 +463,104 @@ TEST(TensorKernel, TensorScatterCircular) {
   EXPECT_EQ(values(y), (std::vector<double>{8, 0, 7}));
   TNode l("TensorScatter", 3);
   expect_fail(l, {past, f32({1, 2, 1}, {7, 8}), i64({1}, {2})}, "overflow the cache");
+}
+
+TEST(TensorKernel, ConstantSparseAndLists) {
+  TNode c("Constant", 0);
+  Attribute a;
+  a.name = "sparse_value";
+  a.kind = AttrKind::kSparseTensor;
+  a.sparse.values = f32({2}, {5, 7});
+  a.sparse.indices = i64({2}, {1, 4});
+  a.sparse.dims = {2, 3};
+  c.attr(a);
+  Tensor y = c.run({});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values(y), (std::vector<double>{0, 5, 0, 0, 7, 0}));
+  c.infer();
+  EXPECT_EQ(c.out_type(), "float[2,3]");
+
+  TNode l("Constant", 0);
+  l.attr_is("value_ints", {4, 5});
+  l.infer();
+  EXPECT_EQ(l.out_type(), "int64[2]");
+  EXPECT_EQ(l.out_value(), "[4,5]");
+}
+
+TEST(TensorKernel, StringsAndBoolsMove) {
+  TNode g("Gather", 2);
+  Tensor y = g.run({strs({3}, {"x", "y", "z"}), i64({2}, {2, 2})});
+  EXPECT_EQ(y.strings()[0], "z");
+  EXPECT_EQ(y.strings()[1], "z");
+
+  TNode p("Pad", 3);
+  Tensor q = p.run({strs({1}, {"a"}), i64({2}, {1, 1}), strs({}, {"pad"})});
+  ASSERT_EQ(q.numel(), 3);
+  EXPECT_EQ(q.strings()[0], "pad");
+  EXPECT_EQ(q.strings()[1], "a");
+
+  TNode c("Concat", 2);
+  c.attr_i("axis", 0);
+  Tensor b1(DataType::kBool, {1}), b2(DataType::kBool, {2});
+  b2.data<bool>()[1] = true;
+  Tensor r = c.run({b1, b2});
+  EXPECT_EQ(r.dtype(), DataType::kBool);
+  EXPECT_EQ(values(r), (std::vector<double>{0, 0, 1}));
+
+  TNode t("Transpose", 1);  // float16: two-byte storage
+  Tensor h = make(DataType::kFloat16, {2, 2}, {1, 2, 3, 4});
+  EXPECT_EQ(values(t.run({h})), (std::vector<double>{1, 3, 2, 4}));
+}
+
+TEST(TensorKernel, ShapeGuards) {
+  TNode s("Squeeze", 2);
+  expect_fail(s, {f32({2, 1}, {1, 2}), i64({1}, {0})}, "cannot squeeze");
+  TNode u("Unsqueeze", 2);
+  expect_fail(u, {f32({2}, {1, 2}), i64({2}, {0, 0})}, "given twice");
+  TNode sp("Split", 2, 2);
+  expect_fail(sp, {f32({3}, {1, 2, 3}), i64({2}, {1, 1})}, "does not sum");
+  TNode gn("GatherND", 2);
+  gn.attr_i("batch_dims", 1);
+  expect_fail(gn, {f32({2, 2}, {1, 2, 3, 4}), i64({3, 1}, {0, 0, 0})}, "batch dims");
+  TNode tk("TopK", 2, 2);
+  expect_fail(tk, {f32({2}, {1, 2}), i64({1}, {3})}, "out of range");
+  TNode rs("ReverseSequence", 2);
+  expect_fail(rs, {f32({2, 2}, {1, 2, 3, 4}), i64({2}, {1, 3})}, "out of range");
+  TNode tr("Transpose", 1);
+  tr.attr_is("perm", {0, 0});
+  expect_fail(tr, {f32({2, 2}, {1, 2, 3, 4})}, "permutation");
+}
+
+TEST(TensorKernel, IntegerWrapNoOverflow) {
+  TNode c("CumSum", 2);
+  Tensor x = make(DataType::kInt32, {2}, {2147483647, 1});
+  EXPECT_EQ(values(c.run({x, i64({}, {0})})), (std::vector<double>{2147483647, -2147483648.0}));
+  TNode tr("Trilu", 2);  // a huge k keeps everything
+  EXPECT_EQ(values(tr.run({f32({2, 2}, {1, 2, 3, 4}), i64x({}, {std::numeric_limits<int64_t>::min()})})),
+            (std::vector<double>{1, 2, 3, 4}));
+  TNode sl("Slice", 5);  // extreme starts, ends and steps
+  EXPECT_EQ(values(sl.run({f32({3}, {1, 2, 3}), i64x({1}, {kMax}), i64x({1}, {std::numeric_limits<int64_t>::min()}),
+                           i64({1}, {0}), i64x({1}, {std::numeric_limits<int64_t>::min()})})),
+            (std::vector<double>{3}));
+}
+
+TEST(TensorKernel, UniqueAxisReverseSequenceNonZero) {
+  TNode u("Unique", 1, 4);
+  u.attr_i("axis", 0);
+  auto r = u.run_all({f32({3, 2}, {1, 2, 0, 5, 1, 2})});
+  EXPECT_EQ(values(r[0]), (std::vector<double>{0, 5, 1, 2}));
+  EXPECT_EQ(values(r[2]), (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(values(r[3]), (std::vector<double>{1, 2}));
+
+  TNode rs("ReverseSequence", 2);
+  rs.attr_i("batch_axis", 0).attr_i("time_axis", 1);
+  EXPECT_EQ(values(rs.run({f32({2, 3}, iota(6)), i64({2}, {2, 3})})),
+            (std::vector<double>{1, 0, 2, 5, 4, 3}));
+
+  TNode nz("NonZero", 1);
+  Tensor y = nz.run({f32({2, 2}, {0, 1, 1, 0})});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(values(y), (std::vector<double>{0, 1, 1, 0}));
 }
 
 }  // namespace

@@ -193,7 +193,7 @@ def build(out):
     noise = bytes(rng.randrange(256) for _ in range(4096))
     assert_unparsable(noise)
     c.write("random_bytes", noise, "parse")
-    c.write("empty_file", b"", "empty")
+    c.write("empty_file", b"", "ir_version")
 
     # -- graph structure
     c.write("cycle", make_model([helper.make_node("Relu", ["B"], ["A"]), helper.make_node("Neg", ["A"], ["B"]),
@@ -218,7 +218,7 @@ def build(out):
     c.write("unknown_data_type", add_model(raw_tensor("W", [4], 99, floats16)), "99")
     both = raw_tensor("W", [4], TensorProto.FLOAT, floats16)
     both.float_data.extend([1, 2, 3, 4])
-    c.write("two_data_fields", add_model(both), "raw_data")
+    c.write("two_data_fields", add_model(both), "data fields")
     strings = raw_tensor("W", [2], TensorProto.STRING, b"abcdefgh")
     c.write("string_raw_data", make_model([helper.make_node("Identity", ["W"], ["Y"])], [],
                                           [vi("Y", [2], TensorProto.STRING)], [strings]), "string")

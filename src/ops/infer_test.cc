@@ -1,0 +1,123 @@
+#include "ops/infer.h"
+
+#include <gtest/gtest.h>
+
+#include "ops/check.h"
+#include "support/error.h"
+
+namespace kiln {
+namespace {
+
+Value* input(Graph& g, const std::string& name, DataType t, Shape s) {
+  Value* v = g.add_value(name);
+  v->is_graph_input = true;
+  v->type = TypeInfo::tensor(t, std::move(s));
+  g.inputs.push_back(v);
+  return v;
+}
+
+Value* constant(Graph& g, const std::string& name, std::vector<int64_t> values) {
+  Value* v = g.add_value(name);
+  v->data = Tensor::from_int64s(values);
+  v->type = TypeInfo::tensor(DataType::kInt64, Shape{int64_t(values.size())});
+  g.initializers.push_back(v);
+  return v;
+}
+
+Node* node(Graph& g, const std::string& op, std::vector<Value*> ins, const std::string& out) {
+  Node* n = g.add_node(op);
+  n->opset = 17;
+  for (size_t i = 0; i < ins.size(); ++i) g.set_input(n, int(i), ins[i]);
+  g.set_output(n, 0, g.add_value(out));
+  return n;
+}
+
+// The chain torch writes for x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+TEST(Infer, TorchFlattenChainStaysSymbolic) {
+  Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_unique<Graph>();
+  Graph& g = *m.graph;
+  Value* x = input(g, "x", DataType::kFloat, {Dim::symbol("batch"), 64, 7, 7});
+  Node* shape = node(g, "Shape", {x}, "shape");
+  Value* zero = g.add_value("zero");
+  zero->data = Tensor(DataType::kInt64, {});
+  zero->type = TypeInfo::tensor(DataType::kInt64, Shape{});
+  g.initializers.push_back(zero);
+  Node* gather = node(g, "Gather", {shape->outputs[0], zero}, "batch_dim");
+  Node* unsq = node(g, "Unsqueeze", {gather->outputs[0], constant(g, "axes", {0})}, "batch_1d");
+  Node* concat = node(g, "Concat", {unsq->outputs[0], constant(g, "minus_one", {-1})}, "target");
+  Attribute axis;
+  axis.name = "axis";
+  axis.kind = AttrKind::kInt;
+  axis.i = 0;
+  concat->attrs.push_back(axis);
+  Node* reshape = node(g, "Reshape", {x, concat->outputs[0]}, "y");
+  g.outputs.push_back(reshape->outputs[0]);
+  check_model(m);
+  infer_shapes(m);
+  const Value* y = reshape->outputs[0];
+  ASSERT_TRUE(y->type.shape);
+  EXPECT_EQ(shape_to_string(*y->type.shape), "[batch,3136]");
+  EXPECT_EQ(y->type.elem, DataType::kFloat);
+}
+
+TEST(Infer, BroadcastOfSymbols) {
+  Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_unique<Graph>();
+  Graph& g = *m.graph;
+  Value* a = input(g, "a", DataType::kFloat, {Dim::symbol("batch"), 1, 8});
+  Value* b = input(g, "b", DataType::kFloat, {Dim::symbol("seq"), 1});
+  Node* add = node(g, "Add", {a, b}, "c");
+  g.outputs.push_back(add->outputs[0]);
+  infer_shapes(m);
+  ASSERT_TRUE(add->outputs[0]->type.shape);
+  EXPECT_EQ(shape_to_string(*add->outputs[0]->type.shape), "[batch,seq,8]");
+}
+
+TEST(Infer, ConvWithSymbolicBatch) {
+  Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_unique<Graph>();
+  Graph& g = *m.graph;
+  Value* x = input(g, "x", DataType::kFloat, {Dim::symbol("N"), 3, 224, 224});
+  Value* w = g.add_value("w");
+  w->data = Tensor(DataType::kFloat, {64, 3, 7, 7});
+  w->type = TypeInfo::tensor(DataType::kFloat, shape_of({64, 3, 7, 7}));
+  g.initializers.push_back(w);
+  Node* conv = node(g, "Conv", {x, w}, "y");
+  for (auto [name, vals] : {std::pair{"strides", std::vector<int64_t>{2, 2}},
+                            std::pair{"pads", std::vector<int64_t>{3, 3, 3, 3}}}) {
+    Attribute a;
+    a.name = name;
+    a.kind = AttrKind::kInts;
+    a.ints = vals;
+    conv->attrs.push_back(a);
+  }
+  g.outputs.push_back(conv->outputs[0]);
+  infer_shapes(m);
+  ASSERT_TRUE(conv->outputs[0]->type.shape);
+  EXPECT_EQ(shape_to_string(*conv->outputs[0]->type.shape), "[N,64,112,112]");
+}
+
+TEST(Infer, FailureNamesTheNode) {
+  Model m;
+  m.opsets[""] = 17;
+  m.graph = std::make_unique<Graph>();
+  Graph& g = *m.graph;
+  Value* a = input(g, "a", DataType::kFloat, {3, 4});
+  Value* b = input(g, "b", DataType::kFloat, {5, 6});
+  Node* mm = node(g, "MatMul", {a, b}, "c");
+  mm->name = "mm";
+  g.outputs.push_back(mm->outputs[0]);
+  try {
+    infer_shapes(m);
+    FAIL() << "inference accepted a 3x4 by 5x6 MatMul";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'mm' (MatMul)"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln
