@@ -1,4 +1,6 @@
 // Symbolic shapes: a dim is a known size, a named symbol or expression ("batch", "seq*2"), or unknown.
+// Dims also carry the values of small integer tensors during inference, so a known value may be
+// negative (the -1 of a Reshape target).
 #pragma once
 
 #include <cstdint>
@@ -14,10 +16,10 @@ namespace kiln {
 class Dim {
  public:
   Dim() = default;                      // unknown
-  Dim(int64_t v) : value_(v) {}         // NOLINT: a known size converts implicitly
+  Dim(int64_t v) : known_(true), value_(v) {}  // NOLINT: a known size converts implicitly
   static Dim symbol(std::string s);     // "batch"; an empty name means unknown
 
-  bool is_known() const { return value_ >= 0; }
+  bool is_known() const { return known_; }
   bool is_symbolic() const { return !sym_.empty(); }
   bool is_unknown() const { return !is_known() && !is_symbolic(); }
   int64_t value() const { return value_; }
@@ -26,7 +28,9 @@ class Dim {
 
   // The same size for sure (equal values or equal symbols). Unknown dims equal nothing.
   bool same_as(const Dim& o) const;
-  bool operator==(const Dim& o) const { return value_ == o.value_ && sym_ == o.sym_; }
+  bool operator==(const Dim& o) const {
+    return known_ == o.known_ && value_ == o.value_ && sym_ == o.sym_;
+  }
 
   // Arithmetic on dims; symbols give expressions, unknowns give unknown.
   friend Dim operator+(const Dim& a, const Dim& b);
@@ -36,7 +40,8 @@ class Dim {
   static Dim ceil_div(const Dim& a, const Dim& b);
 
  private:
-  int64_t value_ = -1;
+  bool known_ = false;
+  int64_t value_ = 0;
   std::string sym_;
 };
 

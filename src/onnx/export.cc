@@ -163,7 +163,8 @@ class Exporter {
       if (v && v->is_constant()) used_constants.insert(v);
     }
     for (const Value* v : n.outputs) np.add_output(v ? v->name : "");
-    for (const auto& a : n.attrs) attribute(a, *np.add_attribute());
+    for (const auto& a : n.attrs)
+      if (a.name != d.replaced_attr) attribute(a, *np.add_attribute());
     for (const auto& a : d.extra_attrs) attribute(a, *np.add_attribute());
     if (!n.overload.empty()) {
       np.GetReflection()->MutableUnknownFields(&np)->AddLengthDelimited(8, n.overload);

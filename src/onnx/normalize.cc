@@ -1,5 +1,7 @@
 #include "onnx/normalize.h"
 
+#include <cctype>
+
 #include "support/error.h"
 
 namespace kiln {
@@ -53,7 +55,28 @@ Tensor constant_from_attr(const Attribute& a, DataType dtype, bool scalar, const
   return t;
 }
 
+// Cast before opset 6 names its target type as a string ("FLOAT").
+DataType dtype_from_upper_name(const std::string& s) {
+  for (int32_t i = 1; i < kDataTypeCount; ++i) {
+    std::string name(dtype_name(static_cast<DataType>(i)));
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (name == s) return static_cast<DataType>(i);
+  }
+  return DataType::kUndefined;
+}
+
 void normalize_node(Node& n) {
+  if (n.domain.empty() && n.op_type == "Cast" && n.opset < 6) {
+    Attribute* to = n.attr("to");
+    if (to && to->kind == AttrKind::kString) {
+      const DataType t = dtype_from_upper_name(to->s);
+      KILN_CHECK(t != DataType::kUndefined, ErrorKind::kBadModel, "{}unknown type '{}' in 'to'",
+                 n.where(), to->s);
+      to->kind = AttrKind::kInt;
+      to->i = static_cast<int64_t>(t);
+    }
+    return;
+  }
   // Resize-10 takes (X, scales); later versions (X, roi, scales, sizes).
   if (n.domain.empty() && n.op_type == "Resize" && n.opset < 11 && n.num_inputs() == 2) {
     Value* scales = n.inputs[1];
@@ -101,6 +124,17 @@ void normalize_opsets(Model& m) {
 Denormalized denormalize(const Node& n) {
   Denormalized d;
   d.inputs.assign(n.inputs.begin(), n.inputs.end());
+  if (n.domain.empty() && n.op_type == "Cast" && n.opset < 6) {
+    if (const Attribute* to = n.attr("to"); to && to->kind == AttrKind::kInt) {
+      Attribute a = *to;
+      a.kind = AttrKind::kString;
+      a.s = std::string(dtype_name(static_cast<DataType>(to->i)));
+      for (char& c : a.s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      d.extra_attrs.push_back(std::move(a));
+      d.replaced_attr = "to";
+    }
+    return d;
+  }
   if (n.domain.empty() && n.op_type == "Resize" && n.opset < 11 && n.num_inputs() >= 3) {
     d.inputs = {n.inputs[0], n.inputs[2]};
     return d;

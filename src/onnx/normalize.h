@@ -29,6 +29,7 @@ void normalize_opsets(Model& m);
 struct Denormalized {
   std::vector<const Value*> inputs;   // null: omitted
   std::vector<Attribute> extra_attrs;
+  std::string replaced_attr;  // an attribute of the node written as one of extra_attrs instead
 };
 Denormalized denormalize(const Node& n);
 

@@ -29,8 +29,10 @@ TypeInfo merge_types(const TypeInfo& a, const TypeInfo& b) {
     r.shape = merge_shapes(a.shape, b.shape);
     return r;
   }
-  if (a.inner && b.inner) r.inner = std::make_shared<TypeInfo>(merge_types(*a.inner, *b.inner));
-  else if (b.inner) r.inner = b.inner;
+  if (a.inner && b.inner)
+    r.inner = std::make_shared<TypeInfo>(merge_types(*a.inner, *b.inner));
+  else if (b.inner)
+    r.inner = b.inner;
   return r;
 }
 
@@ -68,7 +70,8 @@ Tensor take_along(const Tensor& t, int axis, int64_t i) {
   Tensor out(t.dtype(), od);
   int64_t outer, inner;
   outer_inner(t.dims(), axis, outer, inner);
-  for (int64_t o = 0; o < outer; ++o) copy_elements(out, o * inner, t, (o * len + i) * inner, inner);
+  for (int64_t o = 0; o < outer; ++o)
+    copy_elements(out, o * inner, t, (o * len + i) * inner, inner);
   return out;
 }
 
@@ -76,7 +79,8 @@ void put_along(Tensor& dst, int axis, int64_t i, const Tensor& src) {
   const int64_t len = dst.dims()[axis];
   int64_t outer, inner;
   outer_inner(dst.dims(), axis, outer, inner);
-  for (int64_t o = 0; o < outer; ++o) copy_elements(dst, (o * len + i) * inner, src, o * inner, inner);
+  for (int64_t o = 0; o < outer; ++o)
+    copy_elements(dst, (o * len + i) * inner, src, o * inner, inner);
 }
 
 Tensor stack_along(const Node& n, const std::vector<Tensor>& parts, int axis) {

@@ -31,9 +31,14 @@ Tensor empty_scan_output(const Node& n, int out, int axis, int batch_prefix = 0)
       have = true;
       for (size_t d = 0; d < t.shape->size(); ++d) {
         const Dim& dim = (*t.shape)[d];
-        if (static_cast<int>(d) == axis) dims.push_back(0);
-        else if (dim.is_known()) dims.push_back(dim.value());
-        else { have = false; break; }
+        if (static_cast<int>(d) == axis)
+          dims.push_back(0);
+        else if (dim.is_known())
+          dims.push_back(dim.value());
+        else {
+          have = false;
+          break;
+        }
       }
     }
   }
@@ -52,17 +57,20 @@ void infer_if(InferContext& ctx) {
   const Graph& else_g = attr_graph_req(ctx.node(), "else_branch");
   std::optional<bool> known;
   if (const Tensor* c = ctx.input_constant(0); c && c->numel() == 1) known = c->get_f64(0) != 0;
-  std::vector<TypeInfo> a, b;
-  if (!known || *known) a = ctx.infer_subgraph(then_g, {});
-  if (!known || !*known) b = ctx.infer_subgraph(else_g, {});
+  // Both branches are inferred (so every subgraph value gets a type); with a constant condition
+  // the outputs take the taken branch's types only.
+  const std::vector<TypeInfo> a = ctx.infer_subgraph(then_g, {});
+  const std::vector<TypeInfo> b = ctx.infer_subgraph(else_g, {});
   const size_t n = static_cast<size_t>(ctx.num_outputs());
-  if (!a.empty() && a.size() != n)
+  if (a.size() != n)
     ctx.fail_here(fmt::format("then_branch has {} outputs, the node {}", a.size(), n));
-  if (!b.empty() && b.size() != n)
+  if (b.size() != n)
     ctx.fail_here(fmt::format("else_branch has {} outputs, the node {}", b.size(), n));
   for (size_t i = 0; i < n; ++i) {
-    if (known) ctx.set_output(static_cast<int>(i), *known ? a[i] : b[i]);
-    else ctx.set_output(static_cast<int>(i), merge_types(a[i], b[i]));
+    if (known)
+      ctx.set_output(static_cast<int>(i), *known ? a[i] : b[i]);
+    else
+      ctx.set_output(static_cast<int>(i), merge_types(a[i], b[i]));
   }
 }
 
@@ -71,13 +79,14 @@ void run_if(KernelContext& ctx) {
   const Graph& g = attr_graph_req(ctx.node(), cond ? "then_branch" : "else_branch");
   std::vector<RtValue> outs = ctx.run_subgraph(g, {});
   if (static_cast<int>(outs.size()) != ctx.num_outputs())
-    ctx.fail_here(fmt::format("branch gave {} outputs, the node has {}", outs.size(),
-                              ctx.num_outputs()));
+    ctx.fail_here(
+        fmt::format("branch gave {} outputs, the node has {}", outs.size(), ctx.num_outputs()));
   for (size_t i = 0; i < outs.size(); ++i) ctx.set_output(static_cast<int>(i), std::move(outs[i]));
 }
 
 bool kinds_differ(const TypeInfo& a, const TypeInfo& b) {
-  return a.kind != TypeInfo::Kind::kUnknown && b.kind != TypeInfo::Kind::kUnknown && a.kind != b.kind;
+  return a.kind != TypeInfo::Kind::kUnknown && b.kind != TypeInfo::Kind::kUnknown &&
+         a.kind != b.kind;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -103,8 +112,8 @@ void infer_loop(InferContext& ctx) {
   for (int pass = 0; pass < passes; ++pass) {
     out = ctx.infer_subgraph(body, in);
     if (static_cast<int>(out.size()) != 1 + n_carried + n_scan)
-      ctx.fail_here(fmt::format("body has {} outputs, expected {}", out.size(),
-                                1 + n_carried + n_scan));
+      ctx.fail_here(
+          fmt::format("body has {} outputs, expected {}", out.size(), 1 + n_carried + n_scan));
     bool changed = false;
     for (int k = 0; k < n_carried; ++k) {
       if (kinds_differ(in[2 + k], out[1 + k])) continue;
@@ -119,12 +128,14 @@ void infer_loop(InferContext& ctx) {
   // A carried value whose kind changes in the body (an optional that becomes a sequence) has the
   // body's type, as ONNX infers it; otherwise the union of the initial and the body's types.
   for (int k = 0; k < n_carried; ++k)
-    ctx.set_output(k, kinds_differ(in[2 + k], out[1 + k]) ? out[1 + k]
-                                                          : merge_types(in[2 + k], out[1 + k]));
+    ctx.set_output(
+        k, kinds_differ(in[2 + k], out[1 + k]) ? out[1 + k] : merge_types(in[2 + k], out[1 + k]));
   for (int j = 0; j < n_scan; ++j) {
     TypeInfo t = out[1 + n_carried + j];
-    if (t.kind == TypeInfo::Kind::kTensor && t.shape) t.shape->insert(t.shape->begin(), Dim());
-    else if (t.kind == TypeInfo::Kind::kUnknown) t = TypeInfo::tensor(DataType::kUndefined);
+    if (t.kind == TypeInfo::Kind::kTensor && t.shape)
+      t.shape->insert(t.shape->begin(), Dim());
+    else if (t.kind == TypeInfo::Kind::kUnknown)
+      t = TypeInfo::tensor(DataType::kUndefined);
     ctx.set_output(n_carried + j, t);
   }
 }
@@ -153,16 +164,16 @@ void run_loop(KernelContext& ctx) {
     for (auto& v : carried) in.push_back(std::move(v));
     std::vector<RtValue> out = ctx.run_subgraph(body, std::move(in));
     if (static_cast<int>(out.size()) != 1 + n_carried + n_scan)
-      ctx.fail_here(fmt::format("body gave {} outputs, expected {}", out.size(),
-                                1 + n_carried + n_scan));
+      ctx.fail_here(
+          fmt::format("body gave {} outputs, expected {}", out.size(), 1 + n_carried + n_scan));
     cond = truthy(ctx, out[0], "the body's condition output");
     for (int k = 0; k < n_carried; ++k) carried[k] = std::move(out[1 + k]);
     for (int j = 0; j < n_scan; ++j) {
       RtValue& v = out[1 + n_carried + j];
       if (!v.is_tensor())
         ctx.fail_here(fmt::format("scan output {} is {}, expected a tensor", j, v.describe()));
-      if (!scans[j].empty() && (scans[j][0].dims() != v.tensor.dims() ||
-                                scans[j][0].dtype() != v.tensor.dtype()))
+      if (!scans[j].empty() &&
+          (scans[j][0].dims() != v.tensor.dims() || scans[j][0].dtype() != v.tensor.dtype()))
         ctx.fail_here(fmt::format("scan output {} changes shape across iterations: {} then {}", j,
                                   dims_to_string(scans[j][0].dims()),
                                   dims_to_string(v.tensor.dims())));
@@ -172,9 +183,8 @@ void run_loop(KernelContext& ctx) {
   for (int k = 0; k < n_carried; ++k) ctx.set_output(k, std::move(carried[k]));
   for (int j = 0; j < n_scan; ++j) {
     if (!ctx.wants_output(n_carried + j)) continue;
-    ctx.set_output(n_carried + j, scans[j].empty()
-                                      ? empty_scan_output(ctx.node(), n_carried + j, 0)
-                                      : stack_along(ctx.node(), scans[j], 0));
+    ctx.set_output(n_carried + j, scans[j].empty() ? empty_scan_output(ctx.node(), n_carried + j, 0)
+                                                   : stack_along(ctx.node(), scans[j], 0));
   }
 }
 
@@ -253,6 +263,7 @@ void infer_scan(InferContext& ctx) {
       }
       t.shape = drop_dims(t.shape, {1, 0});
     } else if (rank >= 0) {
+      if (rank == 0) ctx.fail_here("a scan input must have rank >= 1");
       const int ax = normalize_axis(n, a.in_axes[j], rank);
       if (j == 0) seq = (*t.shape)[ax];
       t.shape = drop_dims(t.shape, {ax});
@@ -261,8 +272,8 @@ void infer_scan(InferContext& ctx) {
   }
   std::vector<TypeInfo> out = ctx.infer_subgraph(body, in);
   if (static_cast<int>(out.size()) != a.n_state + a.n_scan_out)
-    ctx.fail_here(fmt::format("body has {} outputs, expected {}", out.size(),
-                              a.n_state + a.n_scan_out));
+    ctx.fail_here(
+        fmt::format("body has {} outputs, expected {}", out.size(), a.n_state + a.n_scan_out));
   for (int k = 0; k < a.n_state; ++k) {
     TypeInfo t = merge_types(in[k], out[k]);
     if (v8 && t.shape) t.shape->insert(t.shape->begin(), batch);
@@ -301,8 +312,8 @@ void scan_once(KernelContext& ctx, const Graph& body, const ScanAttrs& a,
     }
     std::vector<RtValue> out = ctx.run_subgraph(body, std::move(in));
     if (static_cast<int>(out.size()) != a.n_state + a.n_scan_out)
-      ctx.fail_here(fmt::format("body gave {} outputs, expected {}", out.size(),
-                                a.n_state + a.n_scan_out));
+      ctx.fail_here(
+          fmt::format("body gave {} outputs, expected {}", out.size(), a.n_state + a.n_scan_out));
     for (int k = 0; k < a.n_state + a.n_scan_out; ++k)
       if (!out[k].is_tensor())
         ctx.fail_here(fmt::format("body output {} is {}, expected a tensor", k, out[k].describe()));
@@ -318,7 +329,8 @@ void scan_once(KernelContext& ctx, const Graph& body, const ScanAttrs& a,
     }
     if (a.out_dirs[j]) std::reverse(parts[j].begin(), parts[j].end());
     const int r = parts[j][0].rank() + 1;
-    scan_out.push_back(stack_along(ctx.node(), parts[j], normalize_axis(ctx.node(), out_axes[j], r)));
+    scan_out.push_back(
+        stack_along(ctx.node(), parts[j], normalize_axis(ctx.node(), out_axes[j], r)));
   }
 }
 

@@ -21,25 +21,47 @@ int acts_of(Cell c) { return c == Cell::kRnn ? 1 : c == Cell::kGru ? 2 : 3; }
 // Activation functions of the recurrent ops.
 
 struct Act {
-  enum Kind { kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh,
-              kHardSigmoid, kElu, kSoftsign, kSoftplus };
+  enum Kind {
+    kRelu,
+    kTanh,
+    kSigmoid,
+    kAffine,
+    kLeakyRelu,
+    kThresholdedRelu,
+    kScaledTanh,
+    kHardSigmoid,
+    kElu,
+    kSoftsign,
+    kSoftplus
+  };
   Kind kind = kTanh;
   double alpha = 0, beta = 0;
 
   template <typename C>
   C operator()(C x) const {
     switch (kind) {
-      case kRelu: return x > C(0) ? x : C(0);
-      case kTanh: return std::tanh(x);
-      case kSigmoid: return C(1) / (C(1) + std::exp(-x));
-      case kAffine: return C(alpha) * x + C(beta);
-      case kLeakyRelu: return x >= C(0) ? x : C(alpha) * x;
-      case kThresholdedRelu: return x > C(alpha) ? x : C(0);
-      case kScaledTanh: return C(alpha) * std::tanh(C(beta) * x);
-      case kHardSigmoid: return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
-      case kElu: return x >= C(0) ? x : C(alpha) * (std::exp(x) - C(1));
-      case kSoftsign: return x / (C(1) + std::abs(x));
-      case kSoftplus: return std::log1p(std::exp(-std::abs(x))) + std::max(x, C(0));
+      case kRelu:
+        return x > C(0) ? x : C(0);
+      case kTanh:
+        return std::tanh(x);
+      case kSigmoid:
+        return C(1) / (C(1) + std::exp(-x));
+      case kAffine:
+        return C(alpha) * x + C(beta);
+      case kLeakyRelu:
+        return x >= C(0) ? x : C(alpha) * x;
+      case kThresholdedRelu:
+        return x > C(alpha) ? x : C(0);
+      case kScaledTanh:
+        return C(alpha) * std::tanh(C(beta) * x);
+      case kHardSigmoid:
+        return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+      case kElu:
+        return x >= C(0) ? x : C(alpha) * (std::exp(x) - C(1));
+      case kSoftsign:
+        return x / (C(1) + std::abs(x));
+      case kSoftplus:
+        return std::log1p(std::exp(-std::abs(x))) + std::max(x, C(0));
     }
     return x;
   }
@@ -65,25 +87,34 @@ std::vector<Act> parse_activations(const Node& n, Cell cell, int num_dir) {
   for (const std::string& raw : names) {
     std::string s = raw;
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // name, kind, whether alpha / beta are used, and their defaults
+    struct Entry {
+      const char* name;
+      Act::Kind kind;
+      bool alpha, beta;
+      double da, db;
+    };
+    static const Entry kTable[] = {
+        {"relu", Act::kRelu, false, false, 0, 0},
+        {"tanh", Act::kTanh, false, false, 0, 0},
+        {"sigmoid", Act::kSigmoid, false, false, 0, 0},
+        {"affine", Act::kAffine, true, true, 1, 0},
+        {"leakyrelu", Act::kLeakyRelu, true, false, 0.01, 0},
+        {"thresholdedrelu", Act::kThresholdedRelu, true, false, 1, 0},
+        {"scaledtanh", Act::kScaledTanh, true, true, 1, 1},
+        {"hardsigmoid", Act::kHardSigmoid, true, true, 0.2, 0.5},
+        {"elu", Act::kElu, true, false, 1, 0},
+        {"softsign", Act::kSoftsign, false, false, 0, 0},
+        {"softplus", Act::kSoftplus, false, false, 0, 0},
+    };
+    const Entry* e = nullptr;
+    for (const Entry& t : kTable)
+      if (s == t.name) e = &t;
+    if (!e) fail(ErrorKind::kUnsupported, "{}unknown activation '{}'", n.where(), raw);
     Act a;
-    bool uses_alpha = true, uses_beta = false;
-    double da = 0, db = 0;
-    if (s == "relu") { a.kind = Act::kRelu; uses_alpha = false; }
-    else if (s == "tanh") { a.kind = Act::kTanh; uses_alpha = false; }
-    else if (s == "sigmoid") { a.kind = Act::kSigmoid; uses_alpha = false; }
-    else if (s == "affine") { a.kind = Act::kAffine; uses_beta = true; da = 1; db = 0; }
-    else if (s == "leakyrelu") { a.kind = Act::kLeakyRelu; da = 0.01; }
-    else if (s == "thresholdedrelu") { a.kind = Act::kThresholdedRelu; da = 1; }
-    else if (s == "scaledtanh") { a.kind = Act::kScaledTanh; uses_beta = true; da = 1; db = 1; }
-    else if (s == "hardsigmoid") { a.kind = Act::kHardSigmoid; uses_beta = true; da = 0.2; db = 0.5; }
-    else if (s == "elu") { a.kind = Act::kElu; da = 1; }
-    else if (s == "softsign") { a.kind = Act::kSoftsign; uses_alpha = false; }
-    else if (s == "softplus") { a.kind = Act::kSoftplus; uses_alpha = false; }
-    else fail(ErrorKind::kUnsupported, "{}unknown activation '{}'", n.where(), raw);
-    a.alpha = da;
-    a.beta = db;
-    if (uses_alpha && ai < alphas.size()) a.alpha = alphas[ai++];
-    if (uses_beta && bi < betas.size()) a.beta = betas[bi++];
+    a.kind = e->kind;
+    a.alpha = e->alpha && ai < alphas.size() ? alphas[ai++] : e->da;
+    a.beta = e->beta && bi < betas.size() ? betas[bi++] : e->db;
     acts.push_back(a);
   }
   return acts;
@@ -115,7 +146,8 @@ void infer_recurrent(InferContext& ctx, Cell cell) {
     hidden = (*ctx.input_shape(2))[2];
   const DataType dt = ctx.input_dtype(0);
   if (ctx.has_output(0)) {
-    Shape y = layout ? Shape{batch, seq, Dim(num_dir), hidden} : Shape{seq, Dim(num_dir), batch, hidden};
+    Shape y =
+        layout ? Shape{batch, seq, Dim(num_dir), hidden} : Shape{seq, Dim(num_dir), batch, hidden};
     ctx.set_output(0, dt, y);
   }
   Shape yh = layout ? Shape{batch, Dim(num_dir), hidden} : Shape{Dim(num_dir), batch, hidden};
@@ -146,8 +178,7 @@ void run_recurrent_typed(KernelContext& ctx, Cell cell) {
   const Tensor& X = ctx.input(0);
   const Tensor& W = ctx.input(1);
   const Tensor& R = ctx.input(2);
-  if (X.rank() != 3 || W.rank() != 3 || R.rank() != 3)
-    ctx.fail_here("X, W and R must have rank 3");
+  if (X.rank() != 3 || W.rank() != 3 || R.rank() != 3) ctx.fail_here("X, W and R must have rank 3");
   const int64_t S = layout ? X.dim(1) : X.dim(0);
   const int64_t B = layout ? X.dim(0) : X.dim(1);
   const int64_t I = X.dim(2);

@@ -22,7 +22,8 @@ TypeInfo elem_of(const TypeInfo& t) {
 
 const std::vector<Tensor>& seq_input(const KernelContext& ctx, int i) {
   const RtValue& v = ctx.input_value(i);
-  if (!v.is_sequence()) ctx.fail_here(fmt::format("input {} is {}, expected a sequence", i, v.describe()));
+  if (!v.is_sequence())
+    ctx.fail_here(fmt::format("input {} is {}, expected a sequence", i, v.describe()));
   return v.sequence;
 }
 
@@ -81,8 +82,7 @@ void run_sequence_construct(KernelContext& ctx) {
 // Union of a sequence's element type with a tensor type being added. An element type that is not
 // known at all (no dtype, no shape) takes the tensor's.
 TypeInfo add_to_elem(const TypeInfo& elem, const TypeInfo& t) {
-  if (elem.kind == TypeInfo::Kind::kUnknown ||
-      (elem.elem == DataType::kUndefined && !elem.shape))
+  if (elem.kind == TypeInfo::Kind::kUnknown || (elem.elem == DataType::kUndefined && !elem.shape))
     return t;
   return merge_types(elem, t);
 }
@@ -91,8 +91,8 @@ void infer_sequence_insert(InferContext& ctx) {
   const TypeInfo e = elem_of(ctx.input_type(0));
   const TypeInfo& t = ctx.input_type(1);
   if (e.elem != DataType::kUndefined && t.elem != DataType::kUndefined && e.elem != t.elem)
-    ctx.fail_here(fmt::format("inserting {} into a sequence of {}", dtype_name(t.elem),
-                              dtype_name(e.elem)));
+    ctx.fail_here(
+        fmt::format("inserting {} into a sequence of {}", dtype_name(t.elem), dtype_name(e.elem)));
   ctx.set_output(0, TypeInfo::sequence(add_to_elem(e, t)));
 }
 
@@ -129,9 +129,7 @@ void run_sequence_erase(KernelContext& ctx) {
   ctx.set_output(0, RtValue::of_sequence(std::move(seq)));
 }
 
-void infer_sequence_length(InferContext& ctx) {
-  ctx.set_output(0, DataType::kInt64, Shape{});
-}
+void infer_sequence_length(InferContext& ctx) { ctx.set_output(0, DataType::kInt64, Shape{}); }
 
 void run_sequence_length(KernelContext& ctx) {
   ctx.set_output(0, scalar_int64(static_cast<int64_t>(seq_input(ctx, 0).size())));
@@ -145,11 +143,14 @@ void infer_split_to_sequence(InferContext& ctx) {
   std::optional<Shape> es;
   if (in.shape) {
     const int rank = static_cast<int>(in.shape->size());
+    if (rank == 0) ctx.fail_here("cannot split a scalar");
     const int axis = normalize_axis(ctx.node(), attr_int(ctx.node(), "axis", 0), rank);
     Shape s = *in.shape;
     if (!ctx.has_input(1)) {
-      if (attr_int(ctx.node(), "keepdims", 1)) s[axis] = 1;
-      else s.erase(s.begin() + axis);
+      if (attr_int(ctx.node(), "keepdims", 1))
+        s[axis] = 1;
+      else
+        s.erase(s.begin() + axis);
     } else {
       Dim d;  // the chunk size when all chunks are equal for sure
       if (const Tensor* c = ctx.input_constant(1)) {
@@ -318,7 +319,8 @@ void run_sequence_map(KernelContext& ctx) {
     }
     auto out = ctx.run_subgraph(body, std::move(in));
     if (static_cast<int>(out.size()) != ctx.num_outputs())
-      ctx.fail_here(fmt::format("body gave {} outputs, expected {}", out.size(), ctx.num_outputs()));
+      ctx.fail_here(
+          fmt::format("body gave {} outputs, expected {}", out.size(), ctx.num_outputs()));
     for (int k = 0; k < ctx.num_outputs(); ++k) {
       if (!out[k].is_tensor())
         ctx.fail_here(fmt::format("body output {} is {}, expected a tensor", k, out[k].describe()));
@@ -354,9 +356,7 @@ void run_optional(KernelContext& ctx) {
   ctx.set_output(0, std::move(none));
 }
 
-void infer_optional_has_element(InferContext& ctx) {
-  ctx.set_output(0, DataType::kBool, Shape{});
-}
+void infer_optional_has_element(InferContext& ctx) { ctx.set_output(0, DataType::kBool, Shape{}); }
 
 void run_optional_has_element(KernelContext& ctx) {
   const bool has = ctx.node().has_input(0) && !input_or_none(ctx, 0).is_none();

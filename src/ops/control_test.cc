@@ -146,7 +146,9 @@ TEST(ControlIf, RunsTheChosenBranch) {
   Graph* else_g = h.attr_g("else_branch");
   FakeRunner r;
   r.bodies[then_g] = [](std::vector<RtValue>) { return std::vector<RtValue>{val(f32({1}, {1}))}; };
-  r.bodies[else_g] = [](std::vector<RtValue>) { return std::vector<RtValue>{val(f32({2}, {2, 2}))}; };
+  r.bodies[else_g] = [](std::vector<RtValue>) {
+    return std::vector<RtValue>{val(f32({2}, {2, 2}))};
+  };
   EXPECT_EQ(values(h.run({val(boolean(true))}, &r)[0].tensor), std::vector<double>{1});
   EXPECT_EQ(values(h.run({val(boolean(false))}, &r)[0].tensor), (std::vector<double>{2, 2}));
 }
@@ -157,8 +159,9 @@ TEST(ControlIf, InferenceMergesBranches) {
   h.attr_g("else_branch");
   auto sub = [&](const Graph& g, const std::vector<TypeInfo>&) {
     if (&g == then_g)
-      return std::vector<TypeInfo>{TypeInfo::tensor(DataType::kFloat, Shape{2, 3}),
-                                   TypeInfo::sequence(TypeInfo::tensor(DataType::kInt64, Shape{4}))};
+      return std::vector<TypeInfo>{
+          TypeInfo::tensor(DataType::kFloat, Shape{2, 3}),
+          TypeInfo::sequence(TypeInfo::tensor(DataType::kInt64, Shape{4}))};
     return std::vector<TypeInfo>{TypeInfo::tensor(DataType::kFloat, Shape{2, 5}),
                                  TypeInfo::sequence(TypeInfo::tensor(DataType::kInt64, Shape{4}))};
   };
@@ -239,10 +242,10 @@ TEST(ControlLoop, InferenceWidensChangingCarriedShapes) {
     return std::vector<TypeInfo>{TypeInfo::tensor(DataType::kBool, Shape{}), y,
                                  TypeInfo::tensor(DataType::kFloat, Shape{7})};
   };
-  auto out = h.infer({TypeInfo::tensor(DataType::kInt64, Shape{}),
-                      TypeInfo::tensor(DataType::kBool, Shape{}),
-                      TypeInfo::tensor(DataType::kFloat, Shape{1})},
-                     sub);
+  auto out = h.infer(
+      {TypeInfo::tensor(DataType::kInt64, Shape{}), TypeInfo::tensor(DataType::kBool, Shape{}),
+       TypeInfo::tensor(DataType::kFloat, Shape{1})},
+      sub);
   EXPECT_EQ(out[0]->to_string(), TypeInfo::tensor(DataType::kFloat, Shape{Dim()}).to_string());
   EXPECT_EQ(out[1]->to_string(), TypeInfo::tensor(DataType::kFloat, Shape{Dim(), 7}).to_string());
 }
@@ -290,7 +293,8 @@ TEST(ControlScan, Opset8Batched) {
   FakeRunner r;
   scan_body(r, body);
   // batch 2, seq 3, item [1]
-  auto out = h.run({RtValue{}, val(f32({2, 1}, {0, 100})), val(f32({2, 3, 1}, {1, 2, 3, 4, 5, 6}))}, &r);
+  auto out =
+      h.run({RtValue{}, val(f32({2, 1}, {0, 100})), val(f32({2, 3, 1}, {1, 2, 3, 4, 5, 6}))}, &r);
   EXPECT_EQ(values(out[0].tensor), (std::vector<double>{6, 115}));
   EXPECT_EQ(out[1].tensor.dims(), (std::vector<int64_t>{2, 3, 1}));
   EXPECT_EQ(values(out[1].tensor), (std::vector<double>{1, 3, 6, 104, 109, 115}));
@@ -302,9 +306,9 @@ TEST(ControlScan, Opset8SequenceLens) {
   Graph* body = h.attr_g("body");
   FakeRunner r;
   scan_body(r, body);
-  auto out = h.run({val(i64s({2}, {2, 3})), val(f32({2, 1}, {0, 0})),
-                    val(f32({2, 3, 1}, {1, 2, 3, 4, 5, 6}))},
-                   &r);
+  auto out = h.run(
+      {val(i64s({2}, {2, 3})), val(f32({2, 1}, {0, 0})), val(f32({2, 3, 1}, {1, 2, 3, 4, 5, 6}))},
+      &r);
   EXPECT_EQ(values(out[0].tensor), (std::vector<double>{3, 15}));
   EXPECT_EQ(values(out[1].tensor), (std::vector<double>{1, 3, 0, 4, 9, 15}));
 }
@@ -420,8 +424,8 @@ TEST(ControlRnn, LstmZeroWeights) {
   h.omit_input(3);
   h.omit_input(4);
   auto out = h.run({val(f32({1, 1, 1}, {5})), val(f32({1, 4, 1}, {0, 0, 0, 0})),
-                    val(f32({1, 4, 1}, {0, 0, 0, 0})), RtValue{}, RtValue{}, val(f32({1, 1, 1}, {0})),
-                    val(f32({1, 1, 1}, {1}))});
+                    val(f32({1, 4, 1}, {0, 0, 0, 0})), RtValue{}, RtValue{},
+                    val(f32({1, 1, 1}, {0})), val(f32({1, 1, 1}, {1}))});
   EXPECT_NEAR(out[2].tensor.get_f64(0), 0.5, 1e-6);
   EXPECT_NEAR(out[1].tensor.get_f64(0), 0.5 * std::tanh(0.5), 1e-6);
   EXPECT_NEAR(out[0].tensor.get_f64(0), 0.5 * std::tanh(0.5), 1e-6);
@@ -462,7 +466,8 @@ TEST(ControlRnn, GruLayoutAndInference) {
   EXPECT_EQ(t[1]->to_string(),
             TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("B"), 1, 2}).to_string());
   // zero weights: z = 0.5, h~ = 0, H = 0.5 H0 = 0
-  auto out = h.run({val(f32({1, 2, 3}, {1, 2, 3, 4, 5, 6})), val(f32({1, 6, 3}, std::vector<double>(18, 0))),
+  auto out = h.run({val(f32({1, 2, 3}, {1, 2, 3, 4, 5, 6})),
+                    val(f32({1, 6, 3}, std::vector<double>(18, 0))),
                     val(f32({1, 6, 2}, std::vector<double>(12, 0)))});
   EXPECT_EQ(out[0].tensor.dims(), (std::vector<int64_t>{1, 2, 1, 2}));
   EXPECT_EQ(values(out[1].tensor), (std::vector<double>{0, 0}));

@@ -79,11 +79,28 @@ class Inferrer {
       TypeInfo inferred = t ? *t : TypeInfo{};
       out->type = out->has_declared_type ? merge_declared(std::move(inferred), out->type)
                                          : std::move(inferred);
-      if (ctx.output_values()[i]) dims_values_[out] = *ctx.output_values()[i];
+      if (ctx.output_values()[i]) {
+        dims_values_[out] = *ctx.output_values()[i];
+        materialize(out, *ctx.output_values()[i]);
+      }
     }
     if (all_constant && schema->kernel && schema->deterministic &&
         constant_elems <= opts_.fold_limit && !has_subgraph(n))
       fold(n, *schema);
+  }
+
+  // A propagated value whose dims are all known is a constant (Shape of a static tensor ...):
+  // record it so that the nodes after it fold too.
+  void materialize(const Value* out, const std::vector<Dim>& dims) {
+    const TypeInfo& t = out->type;
+    if (!t.is_tensor() || !t.shape || t.shape->size() > 1 || !is_integer(t.elem)) return;
+    const int64_t n = t.shape->empty() ? 1 : ((*t.shape)[0].is_known() ? (*t.shape)[0].value() : -1);
+    if (n != static_cast<int64_t>(dims.size())) return;
+    for (const Dim& d : dims)
+      if (!d.is_known()) return;
+    Tensor c(t.elem, t.shape->empty() ? std::vector<int64_t>{} : std::vector<int64_t>{n});
+    for (int64_t k = 0; k < n; ++k) c.set_f64(k, static_cast<double>(dims[k].value()));
+    folded_[out] = std::move(c);
   }
 
   static bool has_subgraph(const Node& n) {

@@ -71,8 +71,7 @@ void run_binarizer(KernelContext& ctx) {
   visit<float, double, int64_t, int32_t>(ctx.node(), x.dtype(), [&]<typename T>() {
     const T* px = x.data<T>();
     T* po = out.data<T>();
-    for (int64_t i = 0; i < x.numel(); ++i)
-      po[i] = static_cast<double>(px[i]) > th ? T(1) : T(0);
+    for (int64_t i = 0; i < x.numel(); ++i) po[i] = static_cast<double>(px[i]) > th ? T(1) : T(0);
   });
   ctx.set_output(0, std::move(out));
 }
@@ -111,8 +110,8 @@ Mapping label_mapping(const Node& n) {
   m.values = pick(n, "values");
   KILN_CHECK(m.keys.defined() && m.values.defined(), ErrorKind::kBadModel,
              "{}LabelEncoder needs keys and values", n.where());
-  KILN_CHECK(m.keys.numel() == m.values.numel(), ErrorKind::kBadModel,
-             "{}{} keys but {} values", n.where(), m.keys.numel(), m.values.numel());
+  KILN_CHECK(m.keys.numel() == m.values.numel(), ErrorKind::kBadModel, "{}{} keys but {} values",
+             n.where(), m.keys.numel(), m.values.numel());
   if (const Tensor* t = attr_tensor_opt(n, "default_tensor")) {
     KILN_CHECK(t->numel() == 1 && t->dtype() == m.values.dtype(), ErrorKind::kBadModel,
                "{}default_tensor must be one value of the values' type", n.where());
@@ -120,10 +119,17 @@ Mapping label_mapping(const Node& n) {
   } else {
     m.dflt = Tensor(m.values.dtype(), {1});
     switch (m.values.dtype()) {
-      case DataType::kString: m.dflt.strings()[0] = attr_string(n, "default_string", "_Unused"); break;
-      case DataType::kInt64: m.dflt.data<int64_t>()[0] = attr_int(n, "default_int64", -1); break;
-      case DataType::kFloat: m.dflt.data<float>()[0] = attr_float(n, "default_float", -0.0f); break;
-      default: break;  // zero
+      case DataType::kString:
+        m.dflt.strings()[0] = attr_string(n, "default_string", "_Unused");
+        break;
+      case DataType::kInt64:
+        m.dflt.data<int64_t>()[0] = attr_int(n, "default_int64", -1);
+        break;
+      case DataType::kFloat:
+        m.dflt.data<float>()[0] = attr_float(n, "default_float", -0.0f);
+        break;
+      default:
+        break;  // zero
     }
   }
   return m;
@@ -176,8 +182,10 @@ void run_label_encoder(KernelContext& ctx) {
     for (int64_t i = 0; i < m.keys.numel(); ++i) ix.emplace(m.keys.strings()[i], i);
     for (int64_t i = 0; i < x.numel(); ++i) {
       auto it = ix.find(x.strings()[i]);
-      if (it == ix.end()) copy_one(out, i, m.dflt, 0);
-      else copy_one(out, i, m.values, it->second);
+      if (it == ix.end())
+        copy_one(out, i, m.dflt, 0);
+      else
+        copy_one(out, i, m.values, it->second);
     }
   } else if (is_float(x.dtype()) || is_float(m.keys.dtype())) {
     std::map<double, int64_t> ix;
@@ -193,18 +201,24 @@ void run_label_encoder(KernelContext& ctx) {
     for (int64_t i = 0; i < x.numel(); ++i) {
       const double v = x.get_f64(i);
       int64_t hit = -1;
-      if (std::isnan(v)) hit = nan_ix;
-      else if (auto it = ix.find(v); it != ix.end()) hit = it->second;
-      if (hit < 0) copy_one(out, i, m.dflt, 0);
-      else copy_one(out, i, m.values, hit);
+      if (std::isnan(v))
+        hit = nan_ix;
+      else if (auto it = ix.find(v); it != ix.end())
+        hit = it->second;
+      if (hit < 0)
+        copy_one(out, i, m.dflt, 0);
+      else
+        copy_one(out, i, m.values, hit);
     }
   } else {
     std::map<int64_t, int64_t> ix;
     for (int64_t i = 0; i < m.keys.numel(); ++i) ix.emplace(m.keys.get_i64(i), i);
     for (int64_t i = 0; i < x.numel(); ++i) {
       auto it = ix.find(x.get_i64(i));
-      if (it == ix.end()) copy_one(out, i, m.dflt, 0);
-      else copy_one(out, i, m.values, it->second);
+      if (it == ix.end())
+        copy_one(out, i, m.dflt, 0);
+      else
+        copy_one(out, i, m.values, it->second);
     }
   }
   ctx.set_output(0, std::move(out));
@@ -261,7 +275,8 @@ Ensemble load_ensemble(const Node& n) {
     int64_t pos = 0;
     for (size_t i = 0; i < count; ++i) {
       if (e.modes[i] != Mode::kMember) continue;
-      while (pos < mv->numel() && !std::isnan(mv->get_f64(pos))) e.members[i].push_back(mv->get_f64(pos++));
+      while (pos < mv->numel() && !std::isnan(mv->get_f64(pos)))
+        e.members[i].push_back(mv->get_f64(pos++));
       ++pos;  // the NaN separator
     }
   }
@@ -323,14 +338,27 @@ void run_tree_ensemble(KernelContext& ctx) {
           cond = true;
         } else {
           switch (e.modes[id]) {
-            case Mode::kLeq: cond = v <= s; break;
-            case Mode::kLt: cond = v < s; break;
-            case Mode::kGte: cond = v >= s; break;
-            case Mode::kGt: cond = v > s; break;
-            case Mode::kEq: cond = v == s; break;
-            case Mode::kNeq: cond = v != s; break;
+            case Mode::kLeq:
+              cond = v <= s;
+              break;
+            case Mode::kLt:
+              cond = v < s;
+              break;
+            case Mode::kGte:
+              cond = v >= s;
+              break;
+            case Mode::kGt:
+              cond = v > s;
+              break;
+            case Mode::kEq:
+              cond = v == s;
+              break;
+            case Mode::kNeq:
+              cond = v != s;
+              break;
             default:
-              cond = std::find(e.members[id].begin(), e.members[id].end(), v) != e.members[id].end();
+              cond =
+                  std::find(e.members[id].begin(), e.members[id].end(), v) != e.members[id].end();
           }
         }
         leaf = cond ? e.true_leaf[id] : e.false_leaf[id];
@@ -341,9 +369,14 @@ void run_tree_ensemble(KernelContext& ctx) {
       const int64_t t = e.leaf_target[id];
       const double w = e.leaf_weight[id];
       switch (e.aggregate) {
-        case 2: acc[t] = hit[t] ? std::min(acc[t], w) : w; break;
-        case 3: acc[t] = hit[t] ? std::max(acc[t], w) : w; break;
-        default: acc[t] += w;
+        case 2:
+          acc[t] = hit[t] ? std::min(acc[t], w) : w;
+          break;
+        case 3:
+          acc[t] = hit[t] ? std::max(acc[t], w) : w;
+          break;
+        default:
+          acc[t] += w;
       }
       hit[t] = 1;
     }
@@ -364,9 +397,14 @@ void run_tree_ensemble(KernelContext& ctx) {
           if (sum > 0 && !(e.post == 3 && a == 0)) a /= sum;
         break;
       }
-      case 2: for (double& a : acc) a = 1 / (1 + std::exp(-a)); break;
-      case 4: for (double& a : acc) a = probit(a); break;
-      default: break;
+      case 2:
+        for (double& a : acc) a = 1 / (1 + std::exp(-a));
+        break;
+      case 4:
+        for (double& a : acc) a = probit(a);
+        break;
+      default:
+        break;
     }
     for (int64_t t = 0; t < T; ++t) out.set_f64(r * T + t, acc[t]);
   }
@@ -404,19 +442,18 @@ void register_misc_ml_ops(OpRegistry& r) {
   auto& te = r.add(kMl, "TreeEnsemble").versions(5).inputs(1, 1);
   for (const char* a : {"aggregate_function", "n_targets", "post_transform"})
     te.attr(a, AttrKind::kInt, std::string(a) == "n_targets");
-  for (const char* a : {"leaf_targetids", "nodes_falseleafs", "nodes_falsenodeids",
-                        "nodes_featureids", "nodes_missing_value_tracks_true", "nodes_trueleafs",
-                        "nodes_truenodeids", "tree_roots"})
+  for (const char* a :
+       {"leaf_targetids", "nodes_falseleafs", "nodes_falsenodeids", "nodes_featureids",
+        "nodes_missing_value_tracks_true", "nodes_trueleafs", "nodes_truenodeids", "tree_roots"})
     te.attr(a, AttrKind::kInts);
-  for (const char* a : {"leaf_weights", "membership_values", "nodes_hitrates", "nodes_modes",
-                        "nodes_splits"})
+  for (const char* a :
+       {"leaf_weights", "membership_values", "nodes_hitrates", "nodes_modes", "nodes_splits"})
     te.attr(a, AttrKind::kTensor);
   te.shape([](InferContext& c) {
       const auto& s = c.input_shape(0);
       const Dim rows = s && s->size() == 2 ? (*s)[0] : s && s->size() == 1 ? Dim(1) : Dim();
       c.set_output(0, c.input_dtype(0), Shape{rows, Dim(attr_int_req(c.node(), "n_targets"))});
-    })
-      .run(run_tree_ensemble);
+    }).run(run_tree_ensemble);
 }
 
 }  // namespace kiln

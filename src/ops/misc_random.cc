@@ -94,8 +94,10 @@ void run_bernoulli(KernelContext& ctx) {
     if (!(prob >= 0 && prob <= 1))
       ctx.fail_here(fmt::format("probability {} outside [0, 1]", prob));
     const bool one = u(rng) < prob;
-    if (dt == DataType::kBool) out.data<bool>()[i] = one;
-    else out.set_f64(i, one ? 1.0 : 0.0);
+    if (dt == DataType::kBool)
+      out.data<bool>()[i] = one;
+    else
+      out.set_f64(i, one ? 1.0 : 0.0);
   }
   ctx.set_output(0, std::move(out));
 }
@@ -119,7 +121,8 @@ void run_multinomial(KernelContext& ctx) {
     for (int64_t c = 0; c < C; ++c) mx = std::max(mx, x.get_f64(b * C + c));
     for (int64_t c = 0; c < C; ++c) w[c] = std::exp(x.get_f64(b * C + c) - mx);
     std::discrete_distribution<int64_t> dist(w.begin(), w.end());
-    for (int64_t s = 0; s < samples; ++s) out.set_f64(b * samples + s, static_cast<double>(dist(rng)));
+    for (int64_t s = 0; s < samples; ++s)
+      out.set_f64(b * samples + s, static_cast<double>(dist(rng)));
   }
   ctx.set_output(0, std::move(out));
 }
@@ -147,8 +150,10 @@ void register_misc_random_ops(OpRegistry& r) {
                   .run([normal](KernelContext& c) { run_random(c, normal, true); })
                   .nondeterministic();
     for (OpSchema* x : {&s, &l}) {
-      if (normal) x->attr("mean", AttrKind::kFloat).attr("scale", AttrKind::kFloat);
-      else x->attr("high", AttrKind::kFloat).attr("low", AttrKind::kFloat);
+      if (normal)
+        x->attr("mean", AttrKind::kFloat).attr("scale", AttrKind::kFloat);
+      else
+        x->attr("high", AttrKind::kFloat).attr("low", AttrKind::kFloat);
     }
   }
   r.add("", "Bernoulli")

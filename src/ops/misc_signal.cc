@@ -39,7 +39,10 @@ DataType output_datatype(const Node& n, DataType dflt = DataType::kFloat) {
 
 void infer_window(InferContext& ctx) {
   Dim d;
-  if (auto v = const_scalar(ctx, 0)) d = *v;
+  if (auto v = ctx.input_dims_value(0); v && v->size() == 1)
+    d = (*v)[0];
+  else if (auto c = const_scalar(ctx, 0))
+    d = *c;
   ctx.set_output(0, output_datatype(ctx.node()), Shape{d});
 }
 
@@ -70,9 +73,38 @@ struct Twiddles {
   }
 };
 
+// In-place radix-2 FFT of a power-of-two length: a[k] = sum_t a[t] e^{sign 2 pi i k t / n}.
+void fft_pow2(std::vector<std::complex<double>>& a, int sign, const Twiddles& tw) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  for (int64_t i = 1, j = 0; i < n; ++i) {  // bit-reversal permutation
+    int64_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  for (int64_t len = 2; len <= n; len <<= 1) {
+    const int64_t step = n / len, half = len / 2;
+    for (int64_t i = 0; i < n; i += len)
+      for (int64_t k = 0; k < half; ++k) {
+        const std::complex<double> w(tw.c[k * step], sign * tw.s[k * step]);
+        const std::complex<double> u = a[i + k], v = a[i + k + half] * w;
+        a[i + k] = u + v;
+        a[i + k + half] = u - v;
+      }
+  }
+}
+
 // out[k] = sum_t in[t] e^{sign 2 pi i k t / n}, t < in_len (<= n), k < out_len.
+// Power-of-two lengths use the FFT, others a direct sum.
 void dft_1d(const std::vector<std::complex<double>>& in, int64_t n, int64_t out_len, int sign,
             const Twiddles& tw, std::vector<std::complex<double>>& out) {
+  if (n >= 2 && (n & (n - 1)) == 0) {
+    out.assign(n, {0, 0});
+    std::copy_n(in.begin(), std::min<int64_t>(static_cast<int64_t>(in.size()), n), out.begin());
+    fft_pow2(out, sign, tw);
+    out.resize(out_len);
+    return;
+  }
   out.assign(out_len, {0, 0});
   const int64_t len = std::min<int64_t>(static_cast<int64_t>(in.size()), n);
   for (int64_t k = 0; k < out_len; ++k) {
@@ -223,8 +255,7 @@ void infer_stft(InferContext& ctx) {
   if (s) {
     if (s->size() != 3) ctx.fail_here("signal must have rank 3");
     batch = (*s)[0];
-    if (fl && step && *step > 0 && (*s)[1].is_known())
-      frames = ((*s)[1].value() - *fl) / *step + 1;
+    if (fl && step && *step > 0 && (*s)[1].is_known()) frames = ((*s)[1].value() - *fl) / *step + 1;
   }
   if (fl) bins = onesided ? *fl / 2 + 1 : *fl;
   ctx.set_output(0, ctx.input_dtype(0), Shape{batch, frames, bins, 2});
@@ -233,8 +264,8 @@ void infer_stft(InferContext& ctx) {
 void run_stft(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() != 3 || (x.dim(2) != 1 && x.dim(2) != 2))
-    ctx.fail_here(fmt::format("signal must be [batch, length, 1 or 2], got {}",
-                              dims_to_string(x.dims())));
+    ctx.fail_here(
+        fmt::format("signal must be [batch, length, 1 or 2], got {}", dims_to_string(x.dims())));
   const int64_t B = x.dim(0), L = x.dim(1), comps = x.dim(2);
   const int64_t step = scalar_int(ctx, 1, "frame_step");
   if (step <= 0) ctx.fail_here(fmt::format("frame_step {} must be positive", step));
@@ -311,9 +342,10 @@ void run_mel(KernelContext& ctx) {
   Tensor out(output_datatype(ctx.node()), {spec_bins, mel_bins});  // checks the size first
   std::vector<int64_t> edge(mel_bins + 2);
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
-    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + mlo) / 2595.0) - 1.0);
-    edge[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz /
-                                              static_cast<double>(sample_rate)));
+    const double hz =
+        700.0 * (std::pow(10.0, (static_cast<double>(i) * step + mlo) / 2595.0) - 1.0);
+    edge[i] = static_cast<int64_t>(
+        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
   }
   auto set = [&](int64_t row, int64_t col, double v) {
     if (row >= 0 && row < spec_bins) out.set_f64(row * mel_bins + col, v);

@@ -43,7 +43,8 @@ bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-std::vector<std::string> split_one(const std::string& s, const std::string& delim, int64_t maxsplit) {
+std::vector<std::string> split_one(const std::string& s, const std::string& delim,
+                                   int64_t maxsplit) {
   std::vector<std::string> parts;
   if (delim.empty()) {
     size_t i = 0;
@@ -103,7 +104,8 @@ void run_string_split(KernelContext& ctx) {
   yd.push_back(widest);
   Tensor y(DataType::kString, yd), z(DataType::kInt64, x.dims());
   for (int64_t i = 0; i < x.numel(); ++i) {
-    for (size_t k = 0; k < parts[i].size(); ++k) y.strings()[i * widest + k] = std::move(parts[i][k]);
+    for (size_t k = 0; k < parts[i].size(); ++k)
+      y.strings()[i * widest + k] = std::move(parts[i][k]);
     z.data<int64_t>()[i] = static_cast<int64_t>(parts[i].size());
   }
   ctx.set_output(0, std::move(y));
@@ -128,9 +130,12 @@ void infer_string_normalizer(InferContext& ctx) {
   const auto& s = ctx.input_shape(0);
   std::optional<Shape> out;
   if (s) {
-    if (s->size() == 1) out = Shape{Dim()};
-    else if (s->size() == 2) out = Shape{(*s)[0], Dim()};
-    else ctx.fail_here("input must be [C] or [1, C]");
+    if (s->size() == 1)
+      out = Shape{Dim()};
+    else if (s->size() == 2)
+      out = Shape{(*s)[0], Dim()};
+    else
+      ctx.fail_here("input must be [C] or [1, C]");
   }
   ctx.set_output(0, DataType::kString, out);
 }
@@ -157,7 +162,8 @@ void run_string_normalizer(KernelContext& ctx) {
   }
   if (kept.empty()) kept.emplace_back();
   const int64_t c = static_cast<int64_t>(kept.size());
-  Tensor out(DataType::kString, x.rank() == 1 ? std::vector<int64_t>{c} : std::vector<int64_t>{1, c});
+  Tensor out(DataType::kString,
+             x.rank() == 1 ? std::vector<int64_t>{c} : std::vector<int64_t>{1, c});
   for (int64_t i = 0; i < c; ++i) out.strings()[i] = std::move(kept[i]);
   ctx.set_output(0, std::move(out));
 }

@@ -31,13 +31,34 @@ struct M {
     n->attrs.push_back(a);
     return n->attrs.back();
   }
-  M& i(const std::string& name, int64_t v) { add(name, AttrKind::kInt).i = v; return *this; }
-  M& f(const std::string& name, float v) { add(name, AttrKind::kFloat).f = v; return *this; }
-  M& s(const std::string& name, std::string v) { add(name, AttrKind::kString).s = v; return *this; }
-  M& ints(const std::string& name, std::vector<int64_t> v) { add(name, AttrKind::kInts).ints = v; return *this; }
-  M& floats(const std::string& name, std::vector<float> v) { add(name, AttrKind::kFloats).floats = v; return *this; }
-  M& strs(const std::string& name, std::vector<std::string> v) { add(name, AttrKind::kStrings).strings = v; return *this; }
-  M& tensor(const std::string& name, Tensor t) { add(name, AttrKind::kTensor).t = t; return *this; }
+  M& i(const std::string& name, int64_t v) {
+    add(name, AttrKind::kInt).i = v;
+    return *this;
+  }
+  M& f(const std::string& name, float v) {
+    add(name, AttrKind::kFloat).f = v;
+    return *this;
+  }
+  M& s(const std::string& name, std::string v) {
+    add(name, AttrKind::kString).s = v;
+    return *this;
+  }
+  M& ints(const std::string& name, std::vector<int64_t> v) {
+    add(name, AttrKind::kInts).ints = v;
+    return *this;
+  }
+  M& floats(const std::string& name, std::vector<float> v) {
+    add(name, AttrKind::kFloats).floats = v;
+    return *this;
+  }
+  M& strs(const std::string& name, std::vector<std::string> v) {
+    add(name, AttrKind::kStrings).strings = v;
+    return *this;
+  }
+  M& tensor(const std::string& name, Tensor t) {
+    add(name, AttrKind::kTensor).t = t;
+    return *this;
+  }
 
   std::vector<Tensor> run(std::vector<Tensor> in) {
     std::vector<RtValue> vals;
@@ -131,6 +152,11 @@ TEST(MiscString, RegexFullMatch) {
   m.s("pattern", R"(\d+-[a-z]+)");
   Tensor r = m.run({str({3}, {"12-ab", "12-ab!", "x"})})[0];
   EXPECT_EQ(values(r), (std::vector<double>{1, 0, 0}));
+  // long inputs: no stack overflow inside std::regex, and a clean error past the cap
+  M lng("RegexFullMatch", 1);
+  lng.s("pattern", "[a-z]+");
+  EXPECT_EQ(values(lng.run({str({1}, {std::string(40000, 'a')})})[0]), std::vector<double>{1});
+  EXPECT_THROW(lng.run({str({1}, {std::string(60000, 'a')})}), Error);
   M bad("RegexFullMatch", 1);
   bad.s("pattern", "(");
   EXPECT_THROW(bad.run({str({1}, {"a"})}), Error);
@@ -157,8 +183,9 @@ TEST(MiscSignal, DftForwardOnesidedInverse) {
   M full("DFT", 1, 1, 19);
   Tensor y = full.run({x})[0];
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{1, 5, 2}));
-  expect_near(values(y), {15, 0, -2.5, 3.4409548, -2.5, 0.81229924, -2.5, -0.81229924, -2.5,
-                          -3.4409548}, 1e-4);
+  expect_near(values(y),
+              {15, 0, -2.5, 3.4409548, -2.5, 0.81229924, -2.5, -0.81229924, -2.5, -3.4409548},
+              1e-4);
   M one("DFT", 1, 1, 19);
   one.i("onesided", 1);
   Tensor h = one.run({x})[0];
@@ -178,6 +205,25 @@ TEST(MiscSignal, DftForwardOnesidedInverse) {
   expect_near(values(back), {1, 2, 3, 4}, 1e-4);
 }
 
+TEST(MiscSignal, FftMatchesDirectSum) {
+  // length 16 (FFT path) against the direct sum; complex input
+  std::vector<double> v;
+  for (int k = 0; k < 32; ++k) v.push_back(std::sin(0.7 * k) + 0.1 * k);
+  Tensor x = f32({1, 16, 2}, v);
+  M m("DFT", 1, 1, 19);
+  const auto y = values(m.run({x})[0]);
+  for (int k = 0; k < 16; ++k) {
+    double re = 0, im = 0;
+    for (int t = 0; t < 16; ++t) {
+      const double a = -2 * M_PI * k * t / 16;
+      re += v[2 * t] * std::cos(a) - v[2 * t + 1] * std::sin(a);
+      im += v[2 * t] * std::sin(a) + v[2 * t + 1] * std::cos(a);
+    }
+    EXPECT_NEAR(y[2 * k], re, 1e-4);
+    EXPECT_NEAR(y[2 * k + 1], im, 1e-4);
+  }
+}
+
 TEST(MiscSignal, StftMatchesFramewiseDft) {
   Tensor sig = f32({1, 8, 1}, {1, 2, 3, 4, 5, 6, 7, 8});
   M m("STFT", 4, 1, 17);
@@ -191,7 +237,8 @@ TEST(MiscSignal, StftMatchesFramewiseDft) {
 
 TEST(MiscSignal, MelWeightMatrixShape) {
   M m("MelWeightMatrix", 5, 1, 17);
-  Tensor w = m.run({i64({}, {8}), i64({}, {16}), i64({}, {8192}), f32({}, {0}), f32({}, {4096})})[0];
+  Tensor w =
+      m.run({i64({}, {8}), i64({}, {16}), i64({}, {8192}), f32({}, {0}), f32({}, {4096})})[0];
   EXPECT_EQ(w.dims(), (std::vector<int64_t>{9, 8}));
   EXPECT_EQ(w.get_f64(0), 1.0);
 }
@@ -242,7 +289,8 @@ TEST(MiscText, ImageDecoderIsUnsupported) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
   }
   auto t = m.infer({TypeInfo::tensor(DataType::kUInt8, Shape{3})});
-  EXPECT_EQ(t[0]->to_string(), TypeInfo::tensor(DataType::kUInt8, Shape{Dim(), Dim(), 3}).to_string());
+  EXPECT_EQ(t[0]->to_string(),
+            TypeInfo::tensor(DataType::kUInt8, Shape{Dim(), Dim(), 3}).to_string());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +299,8 @@ TEST(MiscTraining, MomentumAndAdagrad) {
   const char* dom = "ai.onnx.preview.training";
   M m("Momentum", 5, 2, 1, dom);
   m.f("alpha", 0.5f).f("beta", 0.25f).s("mode", "standard").f("norm_coefficient", 0);
-  auto r = m.run({f32({}, {0.1}), i64({}, {1}), f32({2}, {1, 2}), f32({2}, {4, 8}), f32({2}, {2, 2})});
+  auto r =
+      m.run({f32({}, {0.1}), i64({}, {1}), f32({2}, {1, 2}), f32({2}, {4, 8}), f32({2}, {2, 2})});
   // V = 0.5*2 + 0.25*G ; X = X - 0.1*V
   expect_near(values(r[1]), {2, 3});
   expect_near(values(r[0]), {0.8, 1.7});
@@ -279,8 +328,11 @@ TEST(MiscMl, LabelEncoder) {
   m.strs("keys_strings", {"a", "b"}).ints("values_int64s", {7, 8});
   EXPECT_EQ(values(m.run({str({3}, {"b", "z", "a"})})[0]), (std::vector<double>{8, -1, 7}));
   M f("LabelEncoder", 1, 1, 4, "ai.onnx.ml");
-  f.floats("keys_floats", {1.5f, NAN}).strs("values_strings", {"x", "nan"}).s("default_string", "?");
-  EXPECT_EQ(strings(f.run({f32({3}, {NAN, 1.5, 2})})[0]), (std::vector<std::string>{"nan", "x", "?"}));
+  f.floats("keys_floats", {1.5f, NAN})
+      .strs("values_strings", {"x", "nan"})
+      .s("default_string", "?");
+  EXPECT_EQ(strings(f.run({f32({3}, {NAN, 1.5, 2})})[0]),
+            (std::vector<std::string>{"nan", "x", "?"}));
   M t("LabelEncoder", 1, 1, 4, "ai.onnx.ml");
   t.strs("keys_strings", {"a"}).tensor("values_tensor", num(DataType::kInt16, {1}, {5}));
   t.tensor("default_tensor", num(DataType::kInt16, {1}, {42}));
@@ -292,9 +344,11 @@ TEST(MiscMl, LabelEncoder) {
 TEST(MiscMl, TreeEnsembleSingleTree) {
   M m("TreeEnsemble", 1, 1, 5, "ai.onnx.ml");
   m.i("aggregate_function", 1).i("n_targets", 2).i("post_transform", 0);
-  m.ints("leaf_targetids", {0, 1, 0, 1}).tensor("leaf_weights", num(DataType::kDouble, {4}, {5.23, 12.12, -12.23, 7.21}));
+  m.ints("leaf_targetids", {0, 1, 0, 1})
+      .tensor("leaf_weights", num(DataType::kDouble, {4}, {5.23, 12.12, -12.23, 7.21}));
   m.ints("nodes_falseleafs", {0, 1, 1}).ints("nodes_falsenodeids", {2, 2, 3});
-  m.ints("nodes_featureids", {0, 0, 0}).tensor("nodes_modes", num(DataType::kUInt8, {3}, {0, 0, 0}));
+  m.ints("nodes_featureids", {0, 0, 0})
+      .tensor("nodes_modes", num(DataType::kUInt8, {3}, {0, 0, 0}));
   m.tensor("nodes_splits", num(DataType::kDouble, {3}, {3.14, 1.2, 4.2}));
   m.ints("nodes_trueleafs", {0, 1, 1}).ints("nodes_truenodeids", {1, 0, 1}).ints("tree_roots", {0});
   Tensor x = num(DataType::kDouble, {3, 2}, {1.2, 3.4, -0.12, 1.66, 4.14, 1.77});

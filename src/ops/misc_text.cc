@@ -61,9 +61,12 @@ void infer_tfidf(InferContext& ctx) {
   const auto& s = ctx.input_shape(0);
   std::optional<Shape> out;
   if (s) {
-    if (s->size() == 1) out = Shape{Dim(width)};
-    else if (s->size() == 2) out = Shape{(*s)[0], Dim(width)};
-    else ctx.fail_here("input must be [C] or [N, C]");
+    if (s->size() == 1)
+      out = Shape{Dim(width)};
+    else if (s->size() == 2)
+      out = Shape{(*s)[0], Dim(width)};
+    else
+      ctx.fail_here("input must be [C] or [N, C]");
   }
   ctx.set_output(0, DataType::kFloat, out);
 }
@@ -88,13 +91,15 @@ void run_tfidf(KernelContext& ctx) {
   const int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
   const int64_t C = x.rank() == 2 ? x.dim(1) : x.dim(0);
   const int64_t W = pool.width;
-  Tensor out(DataType::kFloat, x.rank() == 2 ? std::vector<int64_t>{rows, W} : std::vector<int64_t>{W});
+  Tensor out(DataType::kFloat,
+             x.rank() == 2 ? std::vector<int64_t>{rows, W} : std::vector<int64_t>{W});
   float* po = out.data<float>();
   std::vector<int64_t> ki;
   std::vector<std::string> ks;
   for (int64_t r = 0; r < rows; ++r) {
     std::vector<double> count(W, 0.0);
-    for (int64_t gram = min_n; gram <= max_n && gram <= static_cast<int64_t>(pool.ints.size()); ++gram) {
+    for (int64_t gram = min_n; gram <= max_n && gram <= static_cast<int64_t>(pool.ints.size());
+         ++gram) {
       const int64_t skips = gram == 1 ? 0 : max_skip;
       for (int64_t skip = 0; skip <= skips; ++skip) {
         const int64_t stride = skip + 1;
@@ -116,8 +121,10 @@ void run_tfidf(KernelContext& ctx) {
     for (int64_t c = 0; c < W; ++c) {
       const double w = c < static_cast<int64_t>(weights.size()) ? weights[c] : 1.0;
       double v = count[c];
-      if (mode == "IDF") v = v > 0 ? w : 0;
-      else if (mode == "TFIDF") v *= w;
+      if (mode == "IDF")
+        v = v > 0 ? w : 0;
+      else if (mode == "TFIDF")
+        v *= w;
       po[r * W + c] = static_cast<float>(v);
     }
   }
@@ -131,7 +138,8 @@ void run_tfidf(KernelContext& ctx) {
 void infer_image_decoder(InferContext& ctx) {
   const std::string fmt_ = attr_string(ctx.node(), "pixel_format", "RGB");
   int64_t channels = 3;
-  if (fmt_ == "Grayscale") channels = 1;
+  if (fmt_ == "Grayscale")
+    channels = 1;
   else if (fmt_ != "RGB" && fmt_ != "BGR")
     ctx.fail_here(fmt::format("unknown pixel_format '{}'", fmt_));
   ctx.set_output(0, DataType::kUInt8, Shape{Dim(), Dim(), Dim(channels)});

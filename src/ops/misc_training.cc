@@ -17,8 +17,8 @@ int tensors_of(const Node& n, int num_inputs, int per, int outs_per, int num_out
   const int k = (num_inputs - 2) / per;
   KILN_CHECK(num_inputs >= 2 + per && (num_inputs - 2) % per == 0, ErrorKind::kBadModel,
              "{}{} inputs do not fit R, T and {} per optimized tensor", n.where(), num_inputs, per);
-  KILN_CHECK(num_outputs == k * outs_per, ErrorKind::kBadModel,
-             "{}expected {} outputs, got {}", n.where(), k * outs_per, num_outputs);
+  KILN_CHECK(num_outputs == k * outs_per, ErrorKind::kBadModel, "{}expected {} outputs, got {}",
+             n.where(), k * outs_per, num_outputs);
   return k;
 }
 
@@ -27,8 +27,7 @@ void infer_optimizer(InferContext& ctx, int per, int outs_per) {
   // outputs: X_new..., then the state outputs in input order (inputs 2 + k*2 ...)
   for (int j = 0; j < k; ++j) ctx.set_output(j, ctx.input_type(2 + j));
   for (int s = 1; s < outs_per; ++s)
-    for (int j = 0; j < k; ++j)
-      ctx.set_output(s * k + j, ctx.input_type(2 + (s + 1) * k + j));
+    for (int j = 0; j < k; ++j) ctx.set_output(s * k + j, ctx.input_type(2 + (s + 1) * k + j));
 }
 
 template <typename Fn>
@@ -92,7 +91,8 @@ void run_adam(KernelContext& ctx) {
     const double h_new = beta * h + (1 - beta) * gr * gr;
     const double h_sqrt = std::sqrt(h_new) + eps;
     const double td = static_cast<double>(T);
-    const double rate = T > 0 ? R * std::sqrt(1 - std::pow(beta, td)) / (1 - std::pow(alpha, td)) : R;
+    const double rate =
+        T > 0 ? R * std::sqrt(1 - std::pow(beta, td)) / (1 - std::pow(alpha, td)) : R;
     const double x_new = x - rate * m_new / h_sqrt;
     out[0] = (1 - norm_post) * x_new;
     out[1] = m_new;

@@ -36,6 +36,18 @@ Tensor convert_float(const Node& n, Tensor src, DataType to) {
   return out;
 }
 
+int64_t ck_add(const Node& n, int64_t a, int64_t b, ErrorKind kind) {
+  auto r = checked_add(a, b);
+  if (!r) fail(kind, "{}size arithmetic overflows ({} + {})", n.where(), a, b);
+  return *r;
+}
+
+int64_t ck_mul(const Node& n, int64_t a, int64_t b, ErrorKind kind) {
+  auto r = checked_mul(a, b);
+  if (!r) fail(kind, "{}size arithmetic overflows ({} * {})", n.where(), a, b);
+  return *r;
+}
+
 void check_scratch(const Node& n, const std::vector<int64_t>& dims, size_t elem_size) {
   std::vector<int64_t> d = dims;
   d.push_back(static_cast<int64_t>(elem_size));
@@ -80,6 +92,7 @@ std::optional<Window> read_window(const Node& n, int nsp,
   for (int i = 0; i < nsp; ++i) {
     check(w.s[i] >= 1 && w.s[i] <= kMax, "strides must be in [1, 2^31]");
     check(w.d[i] >= 1 && w.d[i] <= kMax, "dilations must be in [1, 2^31]");
+    check((w.k[i] - 1) * w.d[i] < (int64_t{1} << 40), "dilated kernel size above 2^40");
   }
   w.auto_pad = attr_string(n, "auto_pad", "NOTSET");
   check(w.auto_pad == "NOTSET" || w.auto_pad == "VALID" || w.auto_pad == "SAME_UPPER" ||
@@ -106,6 +119,8 @@ std::optional<Window> read_window(const Node& n, int nsp,
 
 int64_t window_out(const Node& n, Window& w, int i, int64_t in, ErrorKind kind) {
   const int64_t s = w.s[i], ek = w.eff_k(i);
+  if (in < 0) fail(kind, "{}negative input size {}", n.where(), in);
+  ck_add(n, in, int64_t{1} << 42, kind);  // keeps the sums below in range
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
     const int64_t out = (in + s - 1) / s;
     const int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in);
@@ -130,7 +145,26 @@ int64_t window_out(const Node& n, Window& w, int i, int64_t in, ErrorKind kind) 
   return out;
 }
 
-Dim add_const(const Dim& a, int64_t c) { return c >= 0 ? a + Dim(c) : a - Dim(-c); }
+Dim dim_add(const Dim& a, const Dim& b) {
+  if (a.is_known() && b.is_known()) {
+    auto r = checked_add(a.value(), b.value());
+    return r ? Dim(*r) : Dim();
+  }
+  return a + b;
+}
+
+Dim dim_mul(const Dim& a, const Dim& b) {
+  if (a.is_known() && b.is_known()) {
+    auto r = checked_mul(a.value(), b.value());
+    return r ? Dim(*r) : Dim();
+  }
+  return a * b;
+}
+
+Dim add_const(const Dim& a, int64_t c) {
+  if (a.is_known()) return dim_add(a, Dim(c));
+  return c >= 0 ? a + Dim(c) : a - Dim(-c);
+}
 
 Dim window_out_dim(const Node& n, const Window& w, int i, const Dim& in) {
   if (in.is_known()) {

@@ -251,12 +251,12 @@ void infer_attention(InferContext& ctx) {
       Sk = (*ks)[1];
       Dh = div((*ks)[2], kvh);
       Dv = div((*vs)[2], kvh);
-      y = Shape{B, Sq, Dv * Dim(qh)};
+      y = Shape{B, Sq, nn::dim_mul(Dv, Dim(qh))};
     }
     Dim total = Sk;
     if (ctx.has_input(4)) {
       const auto& ps = ctx.input_shape(4);
-      total = ps && ps->size() == 4 ? (*ps)[2] + Sk : Dim();
+      total = ps && ps->size() == 4 ? nn::dim_add((*ps)[2], Sk) : Dim();
     }
     pk = Shape{B, Hk, total, Dh};
     pv = Shape{B, Hk, total, Dv};

@@ -81,6 +81,10 @@ View<C> view_as(const Node& n, const Tensor& t) {
 // A float / double tensor converted to dtype `to` (a float type); the same tensor when equal.
 Tensor convert_float(const Node& n, Tensor src, DataType to);
 
+// Overflow-checked size arithmetic: fails with `kind` naming the node (sizes from files).
+int64_t ck_add(const Node& n, int64_t a, int64_t b, ErrorKind kind);
+int64_t ck_mul(const Node& n, int64_t a, int64_t b, ErrorKind kind);
+
 // Fails (kRuntime) when a scratch buffer of the given dims and element size would overflow or be
 // above the allocation cap, as a Tensor of that size would.
 void check_scratch(const Node& n, const std::vector<int64_t>& dims, size_t elem_size);
@@ -160,6 +164,9 @@ int64_t window_out(const Node& n, Window& w, int i, int64_t in, ErrorKind kind);
 Dim window_out_dim(const Node& n, const Window& w, int i, const Dim& in);
 // a + c with a constant c, written as a - |c| for a negative one.
 Dim add_const(const Dim& a, int64_t c);
+// Dim sum / product that give an unknown dim instead of overflowing on known values.
+Dim dim_add(const Dim& a, const Dim& b);
+Dim dim_mul(const Dim& a, const Dim& b);
 
 // A window geometry lifted to 3 spatial dims (leading dims of size 1), for the kernels.
 struct Geom3 {

@@ -202,14 +202,20 @@ std::vector<int64_t> conv_transpose_geom(const Node& n, Window& w, const std::ve
   if (!os.empty() && static_cast<int>(os.size()) != nsp)
     fail(ErrorKind::kBadModel, "{}output_shape has {} values for {} spatial dims", n.where(),
          os.size(), nsp);
+  for (int64_t v : op)
+    if (v < 0 || v > (int64_t{1} << 31))
+      fail(ErrorKind::kBadModel, "{}output_padding must be in [0, 2^31]", n.where());
   const bool same = w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER";
   std::vector<int64_t> out(nsp, -1);
   for (int i = 0; i < nsp; ++i) {
+    // before pads: s * (in - 1) + output_padding + eff_k
     const int64_t natural_no_pad =
-        in[i] < 0 ? -1 : w.s[i] * (in[i] - 1) + op[i] + w.eff_k(i);  // before pads
+        in[i] < 0 ? -1
+                  : nn::ck_add(n, nn::ck_mul(n, w.s[i], std::max<int64_t>(in[i] - 1, -1), kind),
+                               op[i] + w.eff_k(i), kind);
     if (w.auto_pad == "VALID") w.pb[i] = w.pe[i] = 0;
     if (!os.empty() || same) {
-      int64_t target = !os.empty() ? os[i] : (in[i] < 0 ? -1 : in[i] * w.s[i]);
+      int64_t target = !os.empty() ? os[i] : (in[i] < 0 ? -1 : nn::ck_mul(n, in[i], w.s[i], kind));
       out[i] = target;
       if (target < 0 || natural_no_pad < 0) continue;
       const int64_t total = natural_no_pad - target;
@@ -272,7 +278,7 @@ void infer_conv_transpose(InferContext& ctx) {
   if (G < 1) ctx.fail_here("group must be positive");
   Shape out(rank);
   if (xs) out[0] = (*xs)[0];
-  if (ws) out[1] = (*ws)[1] * Dim(G);
+  if (ws) out[1] = nn::dim_mul((*ws)[1], Dim(G));
   auto win = nn::read_window(n, nsp, nn::spatial_dims(ws));
   if (win && xs) {
     std::vector<int64_t> in(nsp);
@@ -289,11 +295,11 @@ void infer_conv_transpose(InferContext& ctx) {
         out[2 + i] = o[i];
       } else if (d.is_symbolic() && !fixed) {
         if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-          out[2 + i] = d * Dim(w.s[i]);
+          out[2 + i] = nn::dim_mul(d, Dim(w.s[i]));
         } else {
           auto op = attr_ints(n, "output_padding");
           const int64_t opi = op.empty() ? 0 : op[i];
-          out[2 + i] = nn::add_const(d * Dim(w.s[i]),
+          out[2 + i] = nn::add_const(nn::dim_mul(d, Dim(w.s[i])),
                                      opi + w.eff_k(i) - w.pb[i] - w.pe[i] - w.s[i]);
         }
       }

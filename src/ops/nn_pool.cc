@@ -137,8 +137,11 @@ void pool_kernel(Pool kind, const T* x, T* y, int64_t* idx, int64_t NC, const Ge
 double lp_p(const Node& n) {
   const Attribute* a = n.attr("p");
   if (!a) return 2.0;
-  if (a->kind == AttrKind::kFloat) return a->f;
-  return static_cast<double>(attr_int(n, "p", 2));
+  double p;
+  if (a->kind == AttrKind::kFloat) p = a->f;
+  else p = static_cast<double>(attr_int(n, "p", 2));
+  if (!(p > 0) || !std::isfinite(p)) fail(ErrorKind::kBadModel, "{}p must be positive", n.where());
+  return p;
 }
 
 void run_pool(KernelContext& ctx, Pool kind) {
@@ -251,7 +254,8 @@ void infer_max_unpool(InferContext& ctx) {
   if (!w) ctx.fail_here("attribute 'kernel_shape' is required");
   Shape out(*xs);
   for (int i = 0; i < rank - 2; ++i)
-    out[2 + i] = nn::add_const((*xs)[2 + i] * Dim(w->s[i]), w->k[i] - w->s[i] - w->pb[i] - w->pe[i]);
+    out[2 + i] = nn::add_const(nn::dim_mul((*xs)[2 + i], Dim(w->s[i])),
+                               w->k[i] - w->s[i] - w->pb[i] - w->pe[i]);
   ctx.set_output(0, dt, out);
 }
 
@@ -270,7 +274,8 @@ void run_max_unpool(KernelContext& ctx) {
   // larger (or smaller) output holding that one in its leading corner
   std::vector<int64_t> od = x.dims();
   for (int i = 0; i < nsp; ++i) {
-    od[2 + i] = (x.dim(2 + i) - 1) * w->s[i] + w->k[i] - w->pb[i] - w->pe[i];
+    od[2 + i] = nn::ck_mul(n, x.dim(2 + i) - 1, w->s[i], ErrorKind::kRuntime) + w->k[i] -
+                w->pb[i] - w->pe[i];
     if (od[2 + i] < 0) ctx.fail_here("output size is negative");
   }
   Tensor y(x.dtype(), od);
@@ -342,8 +347,9 @@ void register_nn_pool_ops(OpRegistry& r) {
       .attr("storage_order", AttrKind::kInt)
       .shape(infer_pool)
       .run([](KernelContext& ctx) { run_pool(ctx, Pool::kMax); });
+  // "p" is an int since opset 2 and a float in opset 1: left undeclared so that the checker
+  // accepts both kinds; lp_p() reads either.
   window_attrs(r.add("", "LpPool").versions(1).inputs(1, 1).outputs(1, 1))
-      .attr("p", AttrKind::kInt)
       .shape(infer_pool)
       .run([](KernelContext& ctx) { run_pool(ctx, Pool::kLp); });
   r.add("", "GlobalAveragePool")
@@ -361,8 +367,7 @@ void register_nn_pool_ops(OpRegistry& r) {
   r.add("", "GlobalLpPool")
       .versions(1)
       .inputs(1, 1)
-      .outputs(1, 1)
-      .attr("p", AttrKind::kInt)
+      .outputs(1, 1)  // "p": see LpPool
       .shape(infer_global_pool)
       .run([](KernelContext& ctx) { run_global_pool(ctx, Pool::kLp); });
   r.add("", "MaxUnpool")

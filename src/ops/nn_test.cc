@@ -391,5 +391,64 @@ TEST(NnDet, TwoByTwoAndSingular) {
   EXPECT_NEAR(y.data<float>()[1], 0.0f, 1e-6);
 }
 
+
+// Random (often invalid) window attributes and shapes: every run either succeeds with the
+// output shape inference predicts, or fails with a kiln::Error; never crashes.
+TEST(NnFuzz, WindowOpsSucceedOrFailCleanly) {
+  std::mt19937 rng(1234);
+  auto ri = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const char* ops[] = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"};
+  const char* pads[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  for (int it = 0; it < 400; ++it) {
+    const std::string op = ops[ri(0, 4)];
+    const bool conv = op == "Conv" || op == "ConvTranspose";
+    const int nsp = ri(1, 3);
+    NnNode nd(op, conv ? 2 : 1, 22, op == "MaxPool" ? 2 : 1);
+    std::vector<int64_t> k(nsp), st(nsp), dl(nsp), pd(2 * nsp), xd{ri(0, 2), ri(1, 4)};
+    for (int i = 0; i < nsp; ++i) {
+      k[i] = ri(1, 4);
+      st[i] = ri(1, 3);
+      dl[i] = ri(1, 2);
+      pd[i] = ri(0, 3);
+      pd[i + nsp] = ri(0, 3);
+      xd.push_back(ri(1, 7));
+    }
+    if (ri(0, 1)) nd.attr_s("auto_pad", pads[ri(0, 3)]);
+    nd.attr_is("strides", st).attr_is("dilations", dl);
+    if (ri(0, 3)) nd.attr_is("pads", pd);
+    if (!conv || ri(0, 1)) nd.attr_is("kernel_shape", k);
+    if (!conv && ri(0, 1)) nd.attr_i("ceil_mode", 1);
+    if (op == "AveragePool" && ri(0, 1)) nd.attr_i("count_include_pad", 1);
+    std::vector<Tensor> in{random_f32(xd, it)};
+    std::vector<TypeInfo> types{ft(shape_of(xd))};
+    if (conv) {
+      const int64_t g = ri(1, 2);
+      nd.attr_i("group", g);
+      std::vector<int64_t> wd;
+      if (op == "Conv") wd = {ri(1, 4) * g, std::max<int64_t>(xd[1] / g, 1)};
+      else wd = {xd[1], ri(1, 3)};
+      for (int i = 0; i < nsp; ++i) wd.push_back(k[i]);
+      in.push_back(random_f32(wd, it + 1000));
+      types.push_back(ft(shape_of(wd)));
+    }
+    std::optional<Shape> inferred;
+    bool infer_ok = true;
+    try {
+      auto o = nd.infer(types);
+      if (o[0]) inferred = o[0]->shape;
+    } catch (const Error&) {
+      infer_ok = false;
+    }
+    try {
+      Tensor y = nd.run(in);
+      if (infer_ok && inferred) {
+        ASSERT_TRUE(known_dims(*inferred)) << op << " it " << it;
+        EXPECT_EQ(*known_dims(*inferred), y.dims()) << op << " it " << it;
+      }
+    } catch (const Error&) {
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln

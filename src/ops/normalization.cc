@@ -2,9 +2,8 @@
 //
 // The family spans several files (normalization_*.cc); this one registers them all and holds the
 // helpers they share (normalization_util.h).
-#include "ops/normalization_util.h"
-
 #include "ops/kernel_util.h"
+#include "ops/normalization_util.h"
 #include "ops/op.h"
 #include "support/checked_math.h"
 
@@ -16,7 +15,8 @@ std::vector<double> to_doubles(const Node& n, const Tensor& t) {
   std::vector<double> out(static_cast<size_t>(t.numel()));
   visit<KILN_FLOAT_TYPES>(n, t.dtype(), [&]<typename T>() {
     const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (int64_t i = 0; i < t.numel(); ++i)
+      out[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
   });
   return out;
 }
@@ -36,11 +36,13 @@ void check_work(const Node& n, const std::vector<int64_t>& dims) {
   auto total = checked_product(dims);
   bool ok = total.has_value() && *total <= cap;
   for (int64_t d : dims) ok = ok && d <= cap;
-  KILN_CHECK(ok, ErrorKind::kRuntime, "{}a result of dims {} needs more than the allocation cap of {} bytes",
-             n.where(), dims_to_string(dims), allocation_cap());
+  KILN_CHECK(ok, ErrorKind::kRuntime,
+             "{}a result of dims {} needs more than the allocation cap of {} bytes", n.where(),
+             dims_to_string(dims), allocation_cap());
 }
 
-std::vector<double> broadcast_to(const Node& n, const Tensor& t, const std::vector<int64_t>& out_dims) {
+std::vector<double> broadcast_to(const Node& n, const Tensor& t,
+                                 const std::vector<int64_t>& out_dims) {
   KILN_CHECK(t.rank() <= static_cast<int>(out_dims.size()), ErrorKind::kRuntime,
              "{}shape {} does not broadcast to {}", n.where(), dims_to_string(t.dims()),
              dims_to_string(out_dims));
@@ -52,7 +54,8 @@ std::vector<double> broadcast_to(const Node& n, const Tensor& t, const std::vect
   std::vector<double> src(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) src[i] = t.get_f64(i);
   std::vector<double> out(static_cast<size_t>(prod(out_dims)));
-  for_each_broadcast(out_dims, {t.dims()}, [&](int64_t i, const int64_t* off) { out[i] = src[off[0]]; });
+  for_each_broadcast(out_dims, {t.dims()},
+                     [&](int64_t i, const int64_t* off) { out[i] = src[off[0]]; });
   return out;
 }
 

@@ -18,7 +18,8 @@ DataType mask_dtype(int opset, DataType data) { return opset < 10 ? data : DataT
 
 void infer_dropout(InferContext& ctx) {
   infer_same_as_input(ctx);
-  if (ctx.has_output(1)) ctx.set_output(1, mask_dtype(ctx.opset(), ctx.input_dtype(0)), ctx.input_shape(0));
+  if (ctx.has_output(1))
+    ctx.set_output(1, mask_dtype(ctx.opset(), ctx.input_dtype(0)), ctx.input_shape(0));
 }
 
 void run_dropout(KernelContext& ctx) {
@@ -27,7 +28,8 @@ void run_dropout(KernelContext& ctx) {
   double ratio = 0.5;
   if (ctx.has_input(1)) ratio = ctx.input(1).get_f64(0);
   const bool training = ctx.opset() >= 12 && ctx.has_input(2) && ctx.input(2).get_f64(0) != 0;
-  if (training && (ratio < 0 || ratio > 1)) ctx.fail_here(fmt::format("ratio {} not in [0, 1]", ratio));
+  if (training && (ratio < 0 || ratio > 1))
+    ctx.fail_here(fmt::format("ratio {} not in [0, 1]", ratio));
   const DataType mdt = mask_dtype(ctx.opset(), x.dtype());
   if (!training || ratio == 0) {
     ctx.set_output(0, x);
@@ -39,8 +41,10 @@ void run_dropout(KernelContext& ctx) {
     return;
   }
   std::mt19937_64 rng;
-  if (auto seed = attr_int_opt(n, "seed")) rng.seed(static_cast<uint64_t>(*seed));
-  else rng.seed(std::random_device{}());
+  if (auto seed = attr_int_opt(n, "seed"))
+    rng.seed(static_cast<uint64_t>(*seed));
+  else
+    rng.seed(std::random_device{}());
   std::bernoulli_distribution keep(1.0 - ratio);
   const auto v = to_doubles(n, x);
   std::vector<double> y(v.size());
@@ -97,7 +101,8 @@ void nll(KernelContext& ctx, const std::vector<double>& lp, const std::vector<in
   std::vector<double> weight;
   if (ctx.has_input(weight_input)) {
     weight = to_doubles(n, ctx.input(weight_input));
-    if (static_cast<int64_t>(weight.size()) != C) ctx.fail_here(fmt::format("weight must have {} elements", C));
+    if (static_cast<int64_t>(weight.size()) != C)
+      ctx.fail_here(fmt::format("weight must have {} elements", C));
   }
   const std::optional<int64_t> ignore = attr_int_opt(n, "ignore_index");
   const std::string red = reduction_of(n);
@@ -115,8 +120,10 @@ void nll(KernelContext& ctx, const std::vector<double>& lp, const std::vector<in
       wsum += w;
       lsum += loss[i];
     }
-  if (red == "none") ctx.set_output(0, from_doubles(n, dt, tdims, loss));
-  else ctx.set_output(0, from_doubles(n, dt, {}, {red == "sum" ? lsum : lsum / wsum}));
+  if (red == "none")
+    ctx.set_output(0, from_doubles(n, dt, tdims, loss));
+  else
+    ctx.set_output(0, from_doubles(n, dt, {}, {red == "sum" ? lsum : lsum / wsum}));
 }
 
 void run_nll(KernelContext& ctx) {

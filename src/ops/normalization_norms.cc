@@ -93,7 +93,8 @@ void run_batchnorm(KernelContext& ctx) {
   if (ctx.wants_output(1)) ctx.set_output(1, from_doubles(n, in_mean.dtype(), in_mean.dims(), rm));
   if (ctx.wants_output(2)) ctx.set_output(2, from_doubles(n, in_var.dtype(), in_var.dims(), rv));
   // Before opset 14: saved_mean and saved_var, the batch statistics.
-  if (ctx.wants_output(3)) ctx.set_output(3, from_doubles(n, in_mean.dtype(), in_mean.dims(), mean));
+  if (ctx.wants_output(3))
+    ctx.set_output(3, from_doubles(n, in_mean.dtype(), in_mean.dims(), mean));
   if (ctx.wants_output(4)) ctx.set_output(4, from_doubles(n, in_var.dtype(), in_var.dims(), var));
 }
 
@@ -142,7 +143,9 @@ void infer_layernorm(InferContext& ctx) {
   infer_same_as_input(ctx);
   const int rank = ctx.input_rank(0);
   std::optional<Shape> stat;
-  if (rank >= 0) stat = keep_leading(ctx.input_shape(0), normalize_axis(ctx.node(), attr_int(ctx.node(), "axis", -1), rank));
+  if (rank >= 0)
+    stat = keep_leading(ctx.input_shape(0),
+                        normalize_axis(ctx.node(), attr_int(ctx.node(), "axis", -1), rank));
   const DataType st = stash_dtype(ctx.node());
   if (ctx.has_output(1)) ctx.set_output(1, st, stat);
   if (ctx.has_output(2)) ctx.set_output(2, st, stat);
@@ -208,9 +211,12 @@ void run_groupnorm(KernelContext& ctx) {
   const Tensor& scale = ctx.input(1);
   const Tensor& bias = ctx.input(2);
   bool per_group;
-  if (ctx.opset() < 21 && scale.numel() == G && bias.numel() == G) per_group = true;
-  else if (scale.numel() == C && bias.numel() == C) per_group = false;
-  else ctx.fail_here(fmt::format("scale and bias must have {} elements", ctx.opset() < 21 ? G : C));
+  if (ctx.opset() < 21 && scale.numel() == G && bias.numel() == G)
+    per_group = true;
+  else if (scale.numel() == C && bias.numel() == C)
+    per_group = false;
+  else
+    ctx.fail_here(fmt::format("scale and bias must have {} elements", ctx.opset() < 21 ? G : C));
   const auto s = to_doubles(n, scale), b = to_doubles(n, bias), v = to_doubles(n, x);
   std::vector<double> y(v.size());
   const int64_t cpg = C / G, size = cpg * inner;
@@ -334,9 +340,9 @@ void register_norms(OpRegistry& r) {
       .attr("epsilon", AttrKind::kFloat)
       .attr("momentum", AttrKind::kFloat)
       .attr("training_mode", AttrKind::kInt)
-      .attr("spatial", AttrKind::kInt)          // before opset 9
-      .attr("is_test", AttrKind::kInt)          // before opset 7
-      .attr("consumed_inputs", AttrKind::kInts) // opset 1
+      .attr("spatial", AttrKind::kInt)           // before opset 9
+      .attr("is_test", AttrKind::kInt)           // before opset 7
+      .attr("consumed_inputs", AttrKind::kInts)  // opset 1
       .shape(infer_batchnorm)
       .run(run_batchnorm);
 

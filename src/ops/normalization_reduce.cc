@@ -26,7 +26,8 @@ std::optional<std::vector<int64_t>> infer_axes(const InferContext& ctx) {
     return axes;
   }
   const auto& s = ctx.input_shape(1);
-  if (s && s->size() == 1 && (*s)[0].is_known() && (*s)[0].value() == 0) return std::vector<int64_t>{};
+  if (s && s->size() == 1 && (*s)[0].is_known() && (*s)[0].value() == 0)
+    return std::vector<int64_t>{};
   return std::nullopt;
 }
 
@@ -64,8 +65,10 @@ void infer_reduce(InferContext& ctx) {
   for (int a : normalize_axes(n, *axes, rank)) reduced[a] = true;
   Shape out;
   for (int i = 0; i < rank; ++i) {
-    if (!reduced[i]) out.push_back((*in)[i]);
-    else if (keep) out.push_back(Dim(1));
+    if (!reduced[i])
+      out.push_back((*in)[i]);
+    else if (keep)
+      out.push_back(Dim(1));
   }
   ctx.set_output(0, dt, out);
 }
@@ -74,14 +77,15 @@ void infer_reduce(InferContext& ctx) {
 template <typename T>
 T int_from_double(double v) {
   if (std::isnan(v)) return T(0);
-  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+    return std::numeric_limits<T>::lowest();
   if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<T>(v);
 }
 
 template <typename T>
-void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x, const std::vector<bool>& reduced,
-                  bool keep) {
+void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x,
+                  const std::vector<bool>& reduced, bool keep) {
   const auto& in_dims = x.dims();
   std::vector<int64_t> keep_dims, out_dims;
   int64_t count = 1;
@@ -109,8 +113,10 @@ void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x, const std::v
     const bool init = kind == Reduce::kMin;
     std::vector<uint8_t> acc(out_n, init);
     walk([&](int64_t i, int64_t o) {
-      if (kind == Reduce::kMax) acc[o] = acc[o] || src[i];
-      else acc[o] = acc[o] && src[i];
+      if (kind == Reduce::kMax)
+        acc[o] = acc[o] || src[i];
+      else
+        acc[o] = acc[o] && src[i];
     });
     for (int64_t o = 0; o < out_n; ++o) dst[o] = acc[o] != 0;
   } else if constexpr (is_float_like_v<T>) {
@@ -126,12 +132,28 @@ void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x, const std::v
       const double v = val(i);
       double& a = acc[o];
       switch (kind) {
-        case Reduce::kSum: case Reduce::kMean: case Reduce::kLogSum: a += v; break;
-        case Reduce::kProd: a *= v; break;
-        case Reduce::kL1: a += std::fabs(v); break;
-        case Reduce::kL2: case Reduce::kSumSquare: a += v * v; break;
-        case Reduce::kMax: case Reduce::kLogSumExp: if (v > a || std::isnan(v)) a = std::isnan(a) ? a : v; break;
-        case Reduce::kMin: if (v < a || std::isnan(v)) a = std::isnan(a) ? a : v; break;
+        case Reduce::kSum:
+        case Reduce::kMean:
+        case Reduce::kLogSum:
+          a += v;
+          break;
+        case Reduce::kProd:
+          a *= v;
+          break;
+        case Reduce::kL1:
+          a += std::fabs(v);
+          break;
+        case Reduce::kL2:
+        case Reduce::kSumSquare:
+          a += v * v;
+          break;
+        case Reduce::kMax:
+        case Reduce::kLogSumExp:
+          if (v > a || std::isnan(v)) a = std::isnan(a) ? a : v;
+          break;
+        case Reduce::kMin:
+          if (v < a || std::isnan(v)) a = std::isnan(a) ? a : v;
+          break;
       }
     });
     if (kind == Reduce::kLogSumExp) {
@@ -144,9 +166,12 @@ void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x, const std::v
     }
     for (int64_t o = 0; o < out_n; ++o) {
       double r = acc[o];
-      if (kind == Reduce::kMean) r = r / static_cast<double>(count);
-      else if (kind == Reduce::kL2) r = std::sqrt(r);
-      else if (kind == Reduce::kLogSum) r = std::log(r);
+      if (kind == Reduce::kMean)
+        r = r / static_cast<double>(count);
+      else if (kind == Reduce::kL2)
+        r = std::sqrt(r);
+      else if (kind == Reduce::kLogSum)
+        r = std::log(r);
       dst[o] = T(static_cast<C>(r));
     }
   } else {
@@ -154,17 +179,20 @@ void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x, const std::v
     using U = uint64_t;
     if (kind == Reduce::kMax || kind == Reduce::kMin) {
       std::vector<T> acc(out_n, kind == Reduce::kMax ? std::numeric_limits<T>::lowest()
-                                                    : std::numeric_limits<T>::max());
+                                                     : std::numeric_limits<T>::max());
       walk([&](int64_t i, int64_t o) {
         if (kind == Reduce::kMax ? src[i] > acc[o] : src[i] < acc[o]) acc[o] = src[i];
       });
       std::copy(acc.begin(), acc.end(), dst);
     } else if (kind == Reduce::kL2 || kind == Reduce::kLogSum || kind == Reduce::kLogSumExp) {
-      std::vector<double> acc(out_n, kind == Reduce::kLogSumExp ? -std::numeric_limits<double>::infinity() : 0.0);
+      std::vector<double> acc(
+          out_n, kind == Reduce::kLogSumExp ? -std::numeric_limits<double>::infinity() : 0.0);
       if (kind == Reduce::kLogSumExp) {
         walk([&](int64_t i, int64_t o) { acc[o] = std::max(acc[o], static_cast<double>(src[i])); });
         std::vector<double> sum(out_n, 0.0);
-        walk([&](int64_t i, int64_t o) { sum[o] += std::exp(static_cast<double>(src[i]) - acc[o]); });
+        walk([&](int64_t i, int64_t o) {
+          sum[o] += std::exp(static_cast<double>(src[i]) - acc[o]);
+        });
         for (int64_t o = 0; o < out_n; ++o)
           acc[o] = std::isfinite(acc[o]) ? acc[o] + std::log(sum[o]) : acc[o];
       } else {
@@ -172,22 +200,34 @@ void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x, const std::v
           const double v = static_cast<double>(src[i]);
           acc[o] += kind == Reduce::kL2 ? v * v : v;
         });
-        for (int64_t o = 0; o < out_n; ++o) acc[o] = kind == Reduce::kL2 ? std::sqrt(acc[o]) : std::log(acc[o]);
+        for (int64_t o = 0; o < out_n; ++o)
+          acc[o] = kind == Reduce::kL2 ? std::sqrt(acc[o]) : std::log(acc[o]);
       }
       for (int64_t o = 0; o < out_n; ++o) dst[o] = int_from_double<T>(acc[o]);
     } else {
       std::vector<U> acc(out_n, kind == Reduce::kProd ? U(1) : U(0));
       walk([&](int64_t i, int64_t o) {
-        const U v = static_cast<U>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(src[i]));
+        const U v = static_cast<U>(
+            static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(src[i]));
         switch (kind) {
-          case Reduce::kSum: case Reduce::kMean: acc[o] += v; break;
-          case Reduce::kProd: acc[o] *= v; break;
-          case Reduce::kSumSquare: acc[o] += v * v; break;
-          case Reduce::kL1:
-            if constexpr (std::is_signed_v<T>) acc[o] += src[i] < 0 ? U(0) - v : v;
-            else acc[o] += v;
+          case Reduce::kSum:
+          case Reduce::kMean:
+            acc[o] += v;
             break;
-          default: break;
+          case Reduce::kProd:
+            acc[o] *= v;
+            break;
+          case Reduce::kSumSquare:
+            acc[o] += v * v;
+            break;
+          case Reduce::kL1:
+            if constexpr (std::is_signed_v<T>)
+              acc[o] += src[i] < 0 ? U(0) - v : v;
+            else
+              acc[o] += v;
+            break;
+          default:
+            break;
         }
       });
       for (int64_t o = 0; o < out_n; ++o) {
@@ -230,8 +270,10 @@ void run_reduce(KernelContext& ctx, Reduce kind) {
   std::vector<bool> reduced(rank, axes.empty());
   for (int a : normalize_axes(n, axes, rank)) reduced[a] = true;
   auto go = [&]<typename T>() { reduce_typed<T>(ctx, kind, x, reduced, keep); };
-  if (kind == Reduce::kMax || kind == Reduce::kMin) visit<KILN_NUMERIC_TYPES, bool>(n, x.dtype(), go);
-  else visit<KILN_NUMERIC_TYPES>(n, x.dtype(), go);
+  if (kind == Reduce::kMax || kind == Reduce::kMin)
+    visit<KILN_NUMERIC_TYPES, bool>(n, x.dtype(), go);
+  else
+    visit<KILN_NUMERIC_TYPES>(n, x.dtype(), go);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,8 +291,10 @@ void infer_arg(InferContext& ctx) {
   const bool keep = attr_int(n, "keepdims", 1) != 0;
   Shape out;
   for (int i = 0; i < rank; ++i) {
-    if (i != axis) out.push_back((*in)[i]);
-    else if (keep) out.push_back(Dim(1));
+    if (i != axis)
+      out.push_back((*in)[i]);
+    else if (keep)
+      out.push_back(Dim(1));
   }
   ctx.set_output(0, DataType::kInt64, out);
 }
@@ -268,8 +312,10 @@ void run_arg(KernelContext& ctx, bool is_max) {
   const int64_t outer = prod(d, 0, axis), inner = prod(d, axis + 1, d.size());
   std::vector<int64_t> out_dims;
   for (int i = 0; i < rank; ++i) {
-    if (i != axis) out_dims.push_back(d[i]);
-    else if (keep) out_dims.push_back(1);
+    if (i != axis)
+      out_dims.push_back(d[i]);
+    else if (keep)
+      out_dims.push_back(1);
   }
   Tensor out(DataType::kInt64, out_dims);
   int64_t* dst = out.data<int64_t>();
@@ -283,7 +329,8 @@ void run_arg(KernelContext& ctx, bool is_max) {
         int64_t bi = 0;
         for (int64_t k = 1; k < len; ++k) {
           const C v = static_cast<C>(p[k * inner]);
-          const bool better = is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+          const bool better =
+              is_max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
           if (better) {
             best = v;
             bi = k;
@@ -303,11 +350,16 @@ void register_reduce(OpRegistry& r) {
     Reduce kind;
   };
   const Def defs[] = {
-      {"ReduceSum", Reduce::kSum},         {"ReduceMean", Reduce::kMean},
-      {"ReduceMax", Reduce::kMax},         {"ReduceMin", Reduce::kMin},
-      {"ReduceProd", Reduce::kProd},       {"ReduceL1", Reduce::kL1},
-      {"ReduceL2", Reduce::kL2},           {"ReduceLogSum", Reduce::kLogSum},
-      {"ReduceLogSumExp", Reduce::kLogSumExp}, {"ReduceSumSquare", Reduce::kSumSquare},
+      {"ReduceSum", Reduce::kSum},
+      {"ReduceMean", Reduce::kMean},
+      {"ReduceMax", Reduce::kMax},
+      {"ReduceMin", Reduce::kMin},
+      {"ReduceProd", Reduce::kProd},
+      {"ReduceL1", Reduce::kL1},
+      {"ReduceL2", Reduce::kL2},
+      {"ReduceLogSum", Reduce::kLogSum},
+      {"ReduceLogSumExp", Reduce::kLogSumExp},
+      {"ReduceSumSquare", Reduce::kSumSquare},
   };
   for (const Def& d : defs) {
     const Reduce kind = d.kind;

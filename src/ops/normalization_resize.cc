@@ -15,8 +15,8 @@ namespace kiln::norm {
 namespace {
 
 struct ResizeConfig {
-  std::string mode = "nearest";              // nearest, linear, cubic
-  std::string ctm = "half_pixel";            // coordinate_transformation_mode
+  std::string mode = "nearest";                     // nearest, linear, cubic
+  std::string ctm = "half_pixel";                   // coordinate_transformation_mode
   std::string nearest_mode = "round_prefer_floor";  // or "simple": opset < 11 (floor up, ceil down)
   double cubic_a = -0.75;
   bool exclude_outside = false;
@@ -39,11 +39,11 @@ ResizeConfig resize_config(const Node& n, int opset) {
   c.exclude_outside = attr_int(n, "exclude_outside", 0) != 0;
   c.extrapolation = attr_float(n, "extrapolation_value", 0.0f);
   c.antialias = attr_int(n, "antialias", 0) != 0;
-  static const char* const kModes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                       "align_corners", "asymmetric", "tf_crop_and_resize",
-                                       "tf_half_pixel_for_nn"};
-  if (std::find_if(std::begin(kModes), std::end(kModes), [&](const char* m) { return c.ctm == m; }) ==
-      std::end(kModes))
+  static const char* const kModes[] = {
+      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",  "align_corners",
+      "asymmetric", "tf_crop_and_resize",   "tf_half_pixel_for_nn"};
+  if (std::find_if(std::begin(kModes), std::end(kModes),
+                   [&](const char* m) { return c.ctm == m; }) == std::end(kModes))
     fail(ErrorKind::kBadModel, "{}unknown coordinate_transformation_mode '{}'", n.where(), c.ctm);
   static const char* const kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
                                          "simple"};
@@ -92,8 +92,8 @@ double source_coord(const ResizeConfig& c, int64_t o, int64_t in, int64_t out, d
 
 // The taps of every output position along one axis; `extrap` marks positions that take the
 // extrapolation value.
-void map_axis(const ResizeConfig& c, int64_t in, int64_t out, double scale, double roi0, double roi1,
-              std::vector<std::vector<Tap>>& taps, std::vector<bool>& extrap) {
+void map_axis(const ResizeConfig& c, int64_t in, int64_t out, double scale, double roi0,
+              double roi1, std::vector<std::vector<Tap>>& taps, std::vector<bool>& extrap) {
   taps.assign(out, {});
   extrap.assign(out, false);
   for (int64_t o = 0; o < out; ++o) {
@@ -113,12 +113,18 @@ void map_axis(const ResizeConfig& c, int64_t in, int64_t out, double scale, doub
     const double frac = x - fl;
     if (c.mode == "nearest") {
       double r;
-      if (x == fl) r = x;
-      else if (c.nearest_mode == "round_prefer_floor") r = frac <= 0.5 ? fl : fl + 1;
-      else if (c.nearest_mode == "round_prefer_ceil") r = frac < 0.5 ? fl : fl + 1;
-      else if (c.nearest_mode == "floor") r = fl;
-      else if (c.nearest_mode == "ceil") r = fl + 1;
-      else r = scale < 1 ? std::ceil(x) : fl;  // "simple"
+      if (x == fl)
+        r = x;
+      else if (c.nearest_mode == "round_prefer_floor")
+        r = frac <= 0.5 ? fl : fl + 1;
+      else if (c.nearest_mode == "round_prefer_ceil")
+        r = frac < 0.5 ? fl : fl + 1;
+      else if (c.nearest_mode == "floor")
+        r = fl;
+      else if (c.nearest_mode == "ceil")
+        r = fl + 1;
+      else
+        r = scale < 1 ? std::ceil(x) : fl;  // "simple"
       t.push_back({static_cast<int64_t>(r), 1.0});
     } else if (!c.antialias || scale >= 1) {
       const int64_t x0 = static_cast<int64_t>(fl);
@@ -126,7 +132,8 @@ void map_axis(const ResizeConfig& c, int64_t in, int64_t out, double scale, doub
         t.push_back({x0, 1 - frac});
         t.push_back({x0 + 1, frac});
       } else {
-        for (int64_t k = -1; k <= 2; ++k) t.push_back({x0 + k, cubic_kernel(x - (x0 + k), c.cubic_a)});
+        for (int64_t k = -1; k <= 2; ++k)
+          t.push_back({x0 + k, cubic_kernel(x - (x0 + k), c.cubic_a)});
       }
     } else {
       // Antialiased downsampling: the kernel stretched by 1 / scale, weights normalized.
@@ -135,7 +142,8 @@ void map_axis(const ResizeConfig& c, int64_t in, int64_t out, double scale, doub
       for (int64_t k = static_cast<int64_t>(std::floor(x - support));
            k <= static_cast<int64_t>(std::ceil(x + support)); ++k) {
         const double d = scale * (static_cast<double>(k) - x);
-        const double w = c.mode == "linear" ? std::max(0.0, 1 - std::fabs(d)) : cubic_kernel(d, c.cubic_a);
+        const double w =
+            c.mode == "linear" ? std::max(0.0, 1 - std::fabs(d)) : cubic_kernel(d, c.cubic_a);
         if (w == 0) continue;
         t.push_back({k, w});
         sum += w;
@@ -158,9 +166,9 @@ void map_axis(const ResizeConfig& c, int64_t in, int64_t out, double scale, doub
 
 struct ResizePlan {
   std::vector<int64_t> out_dims;
-  std::vector<double> scales;          // per axis of X
-  std::vector<double> roi0, roi1;      // per axis of X
-  std::vector<bool> resized;           // the axes that are interpolated
+  std::vector<double> scales;      // per axis of X
+  std::vector<double> roi0, roi1;  // per axis of X
+  std::vector<bool> resized;       // the axes that are interpolated
 };
 
 // Reads a float tensor's values (scales, roi) as doubles; an empty or omitted one gives {}.
@@ -172,8 +180,9 @@ std::vector<double> float_values(const KernelContext& ctx, int i) {
   return v;
 }
 
-ResizePlan plan_resize(const KernelContext& ctx, const ResizeConfig& c, const std::vector<int64_t>& in,
-                       int scales_input, int sizes_input, int roi_input) {
+ResizePlan plan_resize(const KernelContext& ctx, const ResizeConfig& c,
+                       const std::vector<int64_t>& in, int scales_input, int sizes_input,
+                       int roi_input) {
   const Node& n = ctx.node();
   const int rank = static_cast<int>(in.size());
   std::vector<int> axes;
@@ -194,7 +203,8 @@ ResizePlan plan_resize(const KernelContext& ctx, const ResizeConfig& c, const st
   p.roi0.assign(rank, 0.0);
   p.roi1.assign(rank, 1.0);
   p.resized.assign(rank, false);
-  const std::vector<double> scales = scales_input >= 0 ? float_values(ctx, scales_input) : std::vector<double>{};
+  const std::vector<double> scales =
+      scales_input >= 0 ? float_values(ctx, scales_input) : std::vector<double>{};
   std::vector<int64_t> sizes;
   if (sizes_input >= 0 && ctx.has_input(sizes_input)) sizes = ctx.input(sizes_input).to_int64s();
   if (!scales.empty() && !sizes.empty()) ctx.fail_here("only one of scales and sizes may be given");
@@ -241,7 +251,8 @@ ResizePlan plan_resize(const KernelContext& ctx, const ResizeConfig& c, const st
     ctx.fail_here("one of scales and sizes must be given");
   }
   if (c.ctm == "tf_crop_and_resize") {
-    const std::vector<double> roi = roi_input >= 0 ? float_values(ctx, roi_input) : std::vector<double>{};
+    const std::vector<double> roi =
+        roi_input >= 0 ? float_values(ctx, roi_input) : std::vector<double>{};
     if (!roi.empty()) {
       if (roi.size() != 2 * na)
         ctx.fail_here(fmt::format("roi has {} elements, expected {}", roi.size(), 2 * na));
@@ -264,7 +275,8 @@ std::vector<double> load_numeric(const Node& n, const Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   visit<KILN_NUMERIC_TYPES>(n, t.dtype(), [&]<typename T>() {
     const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
+    for (int64_t i = 0; i < t.numel(); ++i)
+      v[i] = static_cast<double>(static_cast<compute_t<T>>(p[i]));
   });
   return v;
 }
@@ -352,7 +364,8 @@ void infer_resize_core(InferContext& ctx, int scales_input, int sizes_input) {
   };
   const Tensor* sc = scales_input >= 0 ? ctx.input_constant(scales_input) : nullptr;
   const bool has_sizes = sizes_input >= 0 && ctx.has_input(sizes_input);
-  const std::optional<std::vector<Dim>> sizes = has_sizes ? ctx.input_dims_value(sizes_input) : std::nullopt;
+  const std::optional<std::vector<Dim>> sizes =
+      has_sizes ? ctx.input_dims_value(sizes_input) : std::nullopt;
   const std::string policy = attr_string(n, "keep_aspect_ratio_policy", "stretch");
   if (sc && sc->numel() > 0) {
     if (sc->numel() != static_cast<int64_t>(axes.size()))
@@ -360,9 +373,12 @@ void infer_resize_core(InferContext& ctx, int scales_input, int sizes_input) {
     for (size_t i = 0; i < axes.size(); ++i) {
       const double s = sc->get_f64(i);
       const Dim& d = (*in)[axes[i]];
-      if (d.is_known()) out[axes[i]] = static_cast<int64_t>(std::floor(s * static_cast<double>(d.value())));
-      else if (s == std::floor(s) && s >= 1) out[axes[i]] = Dim(static_cast<int64_t>(s)) * d;
-      else out[axes[i]] = Dim();
+      if (d.is_known())
+        out[axes[i]] = static_cast<int64_t>(std::floor(s * static_cast<double>(d.value())));
+      else if (s == std::floor(s) && s >= 1)
+        out[axes[i]] = Dim(static_cast<int64_t>(s)) * d;
+      else
+        out[axes[i]] = Dim();
     }
   } else if (sizes && sizes->size() == axes.size()) {
     if (policy == "stretch") {
@@ -377,10 +393,12 @@ void infer_resize_core(InferContext& ctx, int scales_input, int sizes_input) {
       } else {
         double s = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
         for (size_t i = 0; i < axes.size(); ++i) {
-          const double r = static_cast<double>((*sizes)[i].value()) / static_cast<double>((*in)[axes[i]].value());
+          const double r = static_cast<double>((*sizes)[i].value()) /
+                           static_cast<double>((*in)[axes[i]].value());
           s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
         }
-        for (int a : axes) out[a] = static_cast<int64_t>(s * static_cast<double>((*in)[a].value()) + 0.5);
+        for (int a : axes)
+          out[a] = static_cast<int64_t>(s * static_cast<double>((*in)[a].value()) + 0.5);
       }
     }
   } else {

@@ -72,10 +72,14 @@ void run_grid_sample(KernelContext& ctx) {
     ctx.fail_here(fmt::format("unknown mode '{}'", mode));
   const std::string pm = attr_string(n, "padding_mode", "zeros");
   Padding pad;
-  if (pm == "zeros") pad = Padding::kZeros;
-  else if (pm == "border") pad = Padding::kBorder;
-  else if (pm == "reflection") pad = Padding::kReflection;
-  else ctx.fail_here(fmt::format("unknown padding_mode '{}'", pm));
+  if (pm == "zeros")
+    pad = Padding::kZeros;
+  else if (pm == "border")
+    pad = Padding::kBorder;
+  else if (pm == "reflection")
+    pad = Padding::kReflection;
+  else
+    ctx.fail_here(fmt::format("unknown padding_mode '{}'", pm));
   const bool align = attr_int(n, "align_corners", 0) != 0;
   // Coordinates are computed in the grid's precision (float unless double), as the reference does.
   const bool grid_double = grid.dtype() == DataType::kDouble;
@@ -122,12 +126,14 @@ void run_grid_sample(KernelContext& ctx) {
         const double nc = g[r - 1 - a];  // grid lists the innermost axis first
         const double len = static_cast<double>(sd[a]);
         double c = rnd(align ? (nc + 1) / 2.0 * (len - 1) : ((nc + 1) * len - 1) / 2.0);
-        if (std::isnan(c)) c = lo[a] - 2;          // NaN samples nothing (outside the input)
-        c = std::clamp(c, -1e9, 1e9);              // keeps index arithmetic defined
+        if (std::isnan(c)) c = lo[a] - 2;  // NaN samples nothing (outside the input)
+        c = std::clamp(c, -1e9, 1e9);      // keeps index arithmetic defined
         if (mode == "nearest") c = std::nearbyint(c);
         if (c < lo[a] || c > hi[a]) {
-          if (pad == Padding::kBorder) c = std::clamp(c, 0.0, len - 1);
-          else if (pad == Padding::kReflection) c = rnd(reflect(c, lo[a], hi[a]));
+          if (pad == Padding::kBorder)
+            c = std::clamp(c, 0.0, len - 1);
+          else if (pad == Padding::kReflection)
+            c = rnd(reflect(c, lo[a], hi[a]));
         }
         auto& t = taps[a];
         t.clear();
@@ -153,8 +159,10 @@ void run_grid_sample(KernelContext& ctx) {
         bool zero = false;
         for (int a = 0; a < r; ++a) {
           const auto& [idx, wt] = taps[a][pick[a]];
-          if (idx < 0) zero = true;
-          else off += idx * sstride[a];
+          if (idx < 0)
+            zero = true;
+          else
+            off += idx * sstride[a];
           w *= wt;
         }
         if (!zero && w != 0)
@@ -212,7 +220,8 @@ void run_affine_grid(KernelContext& ctx) {
     if (s < 0) ctx.fail_here("size has a negative dim");
   std::vector<int64_t> sp(size.begin() + 2, size.end());  // (D,) H, W
   auto coord = [&](int64_t i, int64_t len) {
-    if (align) return len == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(len - 1);
+    if (align)
+      return len == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(len - 1);
     return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(len);
   };
   std::vector<int64_t> out_dims = {N};
@@ -268,8 +277,8 @@ void run_roi_align(KernelContext& ctx) {
   const double scale = attr_float(n, "spatial_scale", 1.0f);
   const std::string mode = attr_string(n, "mode", "avg");
   if (mode != "avg" && mode != "max") ctx.fail_here(fmt::format("unknown mode '{}'", mode));
-  const std::string ctm =
-      attr_string(n, "coordinate_transformation_mode", ctx.opset() < 16 ? "output_half_pixel" : "half_pixel");
+  const std::string ctm = attr_string(n, "coordinate_transformation_mode",
+                                      ctx.opset() < 16 ? "output_half_pixel" : "half_pixel");
   if (ctm != "half_pixel" && ctm != "output_half_pixel")
     ctx.fail_here(fmt::format("unknown coordinate_transformation_mode '{}'", ctm));
   const bool half_pixel = ctm == "half_pixel";
@@ -311,11 +320,14 @@ void run_roi_align(KernelContext& ctx) {
         // Bilinear samples in this bin (shared by every channel).
         std::vector<Sample> samples;
         for (int64_t iy = 0; iy < gh; ++iy) {
-          const double yy = y0 + static_cast<double>(ph) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+          const double yy = y0 + static_cast<double>(ph) * bh +
+                            (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
           for (int64_t ix = 0; ix < gw; ++ix) {
-            const double xx = x0 + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+            const double xx = x0 + static_cast<double>(pw) * bw +
+                              (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
             Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-            if (!(yy >= -1.0 && yy <= static_cast<double>(H) && xx >= -1.0 && xx <= static_cast<double>(W))) {
+            if (!(yy >= -1.0 && yy <= static_cast<double>(H) && xx >= -1.0 &&
+                  xx <= static_cast<double>(W))) {
               samples.push_back(s);
               continue;
             }
@@ -363,8 +375,8 @@ void run_roi_align(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// NonMaxSuppression: per batch and class, greedily keeps the best-scoring boxes whose IoU with every
-// box kept before is at most iou_threshold. Output: (selected, 3) of (batch, class, box).
+// NonMaxSuppression: per batch and class, greedily keeps the best-scoring boxes whose IoU with
+// every box kept before is at most iou_threshold. Output: (selected, 3) of (batch, class, box).
 
 bool suppressed(const double* a, const double* b, bool center, double iou_threshold) {
   double ax0, ax1, ay0, ay1, bx0, bx1, by0, by1;
@@ -391,12 +403,14 @@ void run_nms(KernelContext& ctx) {
   const Node& n = ctx.node();
   const Tensor& boxes = ctx.input(0);
   const Tensor& scores = ctx.input(1);
-  if (boxes.rank() != 3 || boxes.dim(2) != 4) ctx.fail_here("boxes must have shape (batches, boxes, 4)");
+  if (boxes.rank() != 3 || boxes.dim(2) != 4)
+    ctx.fail_here("boxes must have shape (batches, boxes, 4)");
   if (scores.rank() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1))
     ctx.fail_here(fmt::format("scores {} do not fit boxes {}", dims_to_string(scores.dims()),
                               dims_to_string(boxes.dims())));
   int64_t max_out = 0;
-  if (ctx.has_input(2) && ctx.input(2).numel() > 0) max_out = std::max<int64_t>(0, ctx.input(2).get_i64(0));
+  if (ctx.has_input(2) && ctx.input(2).numel() > 0)
+    max_out = std::max<int64_t>(0, ctx.input(2).get_i64(0));
   double iou = 0;
   if (ctx.has_input(3) && ctx.input(3).numel() > 0) iou = ctx.input(3).get_f64(0);
   std::optional<double> score_threshold;

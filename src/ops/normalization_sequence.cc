@@ -75,10 +75,12 @@ void infer_linear_attention(InferContext& ctx) {
   const auto& q = ctx.input_shape(0);
   const auto& v = ctx.input_shape(2);
   for (int i : {0, 1, 2})
-    if (ctx.input_rank(i) >= 0 && ctx.input_rank(i) != 3) ctx.fail_here("query, key and value must be 3-D");
+    if (ctx.input_rank(i) >= 0 && ctx.input_rank(i) != 3)
+      ctx.fail_here("query, key and value must be 3-D");
   if (!q || !v) {
     ctx.set_output(0, dt, q ? std::optional<Shape>(Shape{(*q)[0], (*q)[1], Dim()}) : std::nullopt);
-    if (ctx.has_output(1)) ctx.set_output(1, st, ctx.has_input(3) ? ctx.input_shape(3) : std::nullopt);
+    if (ctx.has_output(1))
+      ctx.set_output(1, st, ctx.has_input(3) ? ctx.input_shape(3) : std::nullopt);
     return;
   }
   const Dim dk = Dim::floor_div((*q)[2], Dim(hq)), dv = Dim::floor_div((*v)[2], Dim(hkv));
@@ -95,7 +97,8 @@ void run_linear_attention(KernelContext& ctx) {
   const Tensor& q = ctx.input(0);
   const Tensor& k = ctx.input(1);
   const Tensor& v = ctx.input(2);
-  if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3) ctx.fail_here("query, key and value must be 3-D");
+  if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3)
+    ctx.fail_here("query, key and value must be 3-D");
   const int64_t B = q.dim(0), T = q.dim(1);
   if (k.dim(0) != B || v.dim(0) != B || k.dim(1) != T || v.dim(1) != T)
     ctx.fail_here("query, key and value must agree on batch and sequence length");
@@ -103,7 +106,8 @@ void run_linear_attention(KernelContext& ctx) {
     ctx.fail_here("the hidden sizes must be multiples of the head counts");
   const int64_t dk = q.dim(2) / hq, dv = v.dim(2) / hkv, group = hq / hkv;
   if (k.dim(2) != hkv * dk)
-    ctx.fail_here(fmt::format("key hidden size {} must be kv_num_heads * d_k = {}", k.dim(2), hkv * dk));
+    ctx.fail_here(
+        fmt::format("key hidden size {} must be kv_num_heads * d_k = {}", k.dim(2), hkv * dk));
   check_work(n, {B, hkv, dk, dv});
   check_work(n, {B, T, hq, dv});
   const auto qv = to_doubles(n, q), kv = to_doubles(n, k), vv = to_doubles(n, v);
@@ -112,7 +116,8 @@ void run_linear_attention(KernelContext& ctx) {
   if (ctx.has_input(3)) {
     const Tensor& ps = ctx.input(3);
     if (ps.dims() != std::vector<int64_t>{B, hkv, dk, dv})
-      ctx.fail_here(fmt::format("past_state {} must be [{},{},{},{}]", dims_to_string(ps.dims()), B, hkv, dk, dv));
+      ctx.fail_here(fmt::format("past_state {} must be [{},{},{},{}]", dims_to_string(ps.dims()), B,
+                                hkv, dk, dv));
     S = to_doubles(n, ps);
     st = ps.dtype();
   }
@@ -123,8 +128,9 @@ void run_linear_attention(KernelContext& ctx) {
     const Tensor& g = ctx.input(4);
     decay_w = g.rank() == 3 ? g.dim(2) : -1;
     if (g.rank() != 3 || g.dim(0) != B || g.dim(1) != T || (decay_w != hkv * dk && decay_w != hkv))
-      ctx.fail_here(fmt::format("decay {} must be [B, T, kv_num_heads * d_k] or [B, T, kv_num_heads]",
-                                dims_to_string(g.dims())));
+      ctx.fail_here(
+          fmt::format("decay {} must be [B, T, kv_num_heads * d_k] or [B, T, kv_num_heads]",
+                      dims_to_string(g.dims())));
     decay = to_doubles(n, g);
   }
   if (delta) {
@@ -132,7 +138,8 @@ void run_linear_attention(KernelContext& ctx) {
     const Tensor& b = ctx.input(5);
     beta_w = b.rank() == 3 ? b.dim(2) : -1;
     if (b.rank() != 3 || b.dim(0) != B || b.dim(1) != T || (beta_w != hkv && beta_w != 1))
-      ctx.fail_here(fmt::format("beta {} must be [B, T, kv_num_heads] or [B, T, 1]", dims_to_string(b.dims())));
+      ctx.fail_here(fmt::format("beta {} must be [B, T, kv_num_heads] or [B, T, 1]",
+                                dims_to_string(b.dims())));
     beta = to_doubles(n, b);
   }
   double scale = attr_float(n, "scale", 0.0f);
@@ -149,7 +156,8 @@ void run_linear_attention(KernelContext& ctx) {
         const double* vt = vv.data() + bt * hkv * dv + h * dv;
         if (gated)
           for (int64_t i = 0; i < dk; ++i) {
-            const double g = decay_w == hkv * dk ? decay[bt * decay_w + h * dk + i] : decay[bt * decay_w + h];
+            const double g =
+                decay_w == hkv * dk ? decay[bt * decay_w + h * dk + i] : decay[bt * decay_w + h];
             const double e = std::exp(g);
             for (int64_t j = 0; j < dv; ++j) s[i * dv + j] *= e;
           }
@@ -200,7 +208,8 @@ void infer_causal_conv(InferContext& ctx) {
   const auto& x = ctx.input_shape(0);
   const auto& w = ctx.input_shape(1);
   for (int i : {0, 1})
-    if (ctx.input_rank(i) >= 0 && ctx.input_rank(i) != 3) ctx.fail_here("input and weight must be 3-D");
+    if (ctx.input_rank(i) >= 0 && ctx.input_rank(i) != 3)
+      ctx.fail_here("input and weight must be 3-D");
   if (!x) {
     ctx.set_output(1, ctx.input_dtype(0), std::nullopt);
     return;
@@ -229,7 +238,8 @@ void run_causal_conv(KernelContext& ctx) {
   if (ctx.has_input(3)) {
     const Tensor& ps = ctx.input(3);
     if (ps.dims() != std::vector<int64_t>{B, C, P})
-      ctx.fail_here(fmt::format("past_state {} must be [{},{},{}]", dims_to_string(ps.dims()), B, C, P));
+      ctx.fail_here(
+          fmt::format("past_state {} must be [{},{},{}]", dims_to_string(ps.dims()), B, C, P));
     past = to_doubles(n, ps);
   }
   std::vector<double> y(xv.size()), present(past.size());

@@ -1,5 +1,6 @@
 // Softmax, LogSoftmax, Hardmax. Before opset 13 they coerce the input to 2-D at `axis` (default 1)
-// and work on rows of the flattened trailing dims; from 13 on they work along one axis (default -1).
+// and work on rows of the flattened trailing dims; from 13 on they work along one axis (default
+// -1).
 #include <cmath>
 #include <limits>
 
@@ -62,7 +63,8 @@ void run_softmax(KernelContext& ctx, Kind kind) {
 
 void infer_softmax(InferContext& ctx) {
   const int rank = ctx.input_rank(0);
-  if (rank > 0) normalize_axis(ctx.node(), attr_int(ctx.node(), "axis", ctx.opset() < 13 ? 1 : -1), rank);
+  if (rank > 0)
+    normalize_axis(ctx.node(), attr_int(ctx.node(), "axis", ctx.opset() < 13 ? 1 : -1), rank);
   infer_same_as_input(ctx);
 }
 

@@ -84,7 +84,8 @@ std::vector<double> values(const Tensor& t) {
   return v;
 }
 
-void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-5) {
+void expect_near(const std::vector<double>& got, const std::vector<double>& want,
+                 double tol = 1e-5) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
 }
@@ -236,15 +237,18 @@ TEST(NormResize, LinearAlignCornersDownsample) {
   // ONNX's case: the resized length before rounding (2.4) is what align_corners divides by.
   NormNode a("Resize", 3, 19);
   a.attr_s("mode", "linear").attr_s("coordinate_transformation_mode", "align_corners");
-  Tensor y = a.run({f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), Tensor(), f32({4}, {1, 1, 0.6, 0.6})});
+  Tensor y =
+      a.run({f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), Tensor(), f32({4}, {1, 1, 0.6, 0.6})});
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{1, 1, 1, 2}));
   expect_near(values(y), {1, 3.142857}, 1e-5);
 }
 
 TEST(NormResize, SizesWithAxesAndExtrapolation) {
   NormNode a("Resize", 4, 19);
-  a.attr_s("mode", "linear").attr_s("coordinate_transformation_mode", "tf_crop_and_resize")
-      .attr_is("axes", {1}).attr_f("extrapolation_value", 10);
+  a.attr_s("mode", "linear")
+      .attr_s("coordinate_transformation_mode", "tf_crop_and_resize")
+      .attr_is("axes", {1})
+      .attr_f("extrapolation_value", 10);
   Tensor y = a.run({f32({1, 2}, {1, 2}), f32({2}, {0, 2}), Tensor(), i64({1}, {3})});
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{1, 3}));
   expect_near(values(y), {1, 2, 10});
@@ -252,11 +256,15 @@ TEST(NormResize, SizesWithAxesAndExtrapolation) {
 
 TEST(NormResize, InferSymbolicSizes) {
   NormNode a("Resize", 4, 19);
-  TypeInfo x = TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("batch"), Dim(3), Dim(8), Dim(8)});
+  TypeInfo x =
+      TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("batch"), Dim(3), Dim(8), Dim(8)});
   TypeInfo sz = TypeInfo::tensor(DataType::kInt64, Shape{Dim(4)});
   std::vector<Dim> sizes = {Dim::symbol("batch"), Dim(3), Dim::symbol("h"), Dim(16)};
-  InferContext ctx(*a.n, {{&x, nullptr, nullptr}, {nullptr, nullptr, nullptr}, {nullptr, nullptr, nullptr},
-                          {&sz, nullptr, &sizes}},
+  InferContext ctx(*a.n,
+                   {{&x, nullptr, nullptr},
+                    {nullptr, nullptr, nullptr},
+                    {nullptr, nullptr, nullptr},
+                    {&sz, nullptr, &sizes}},
                    nullptr);
   a.schema->infer(ctx);
   ASSERT_TRUE(ctx.outputs()[0].has_value());
@@ -266,7 +274,8 @@ TEST(NormResize, InferSymbolicSizes) {
 TEST(NormReduce, InferSymbolic) {
   NormNode a("ReduceMean", 2, 18);
   a.attr_i("keepdims", 0);
-  TypeInfo x = TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("batch"), Dim::symbol("seq"), Dim(8)});
+  TypeInfo x =
+      TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("batch"), Dim::symbol("seq"), Dim(8)});
   TypeInfo ax = TypeInfo::tensor(DataType::kInt64, Shape{Dim(1)});
   Tensor axes = i64({1}, {-1});
   InferContext ctx(*a.n, {{&x, nullptr, nullptr}, {&ax, &axes, nullptr}}, nullptr);
@@ -326,7 +335,8 @@ TEST(NormHostile, HugeSizesFailCleanly) {
 TEST(NormHostile, NanCoordinatesStayInBounds) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   NormNode a("RoiAlign", 3, 16);
-  Tensor y = a.run({f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1, 4}, {nan, 0, 1e30, 1}), i64({1}, {0})});
+  Tensor y =
+      a.run({f32({1, 1, 2, 2}, {1, 2, 3, 4}), f32({1, 4}, {nan, 0, 1e30, 1}), i64({1}, {0})});
   EXPECT_EQ(y.numel(), 1);
   NormNode b("GridSample", 2, 20);
   b.attr_s("padding_mode", "reflection");

@@ -12,13 +12,15 @@
 namespace kiln::norm {
 
 // The family's registration, split over its files.
-void register_norms(OpRegistry& r);       // normalization_norms.cc
-void register_softmax(OpRegistry& r);     // normalization_softmax.cc
-void register_reduce(OpRegistry& r);      // normalization_reduce.cc
-void register_resize(OpRegistry& r);      // normalization_resize.cc
-void register_sampling(OpRegistry& r);    // normalization_sampling.cc (GridSample, AffineGrid, RoiAlign, NMS)
-void register_losses(OpRegistry& r);      // normalization_loss.cc (Dropout, NLL, SCE)
-void register_sequence(OpRegistry& r);    // normalization_sequence.cc (SwiGLU, LinearAttention, CausalConv)
+void register_norms(OpRegistry& r);    // normalization_norms.cc
+void register_softmax(OpRegistry& r);  // normalization_softmax.cc
+void register_reduce(OpRegistry& r);   // normalization_reduce.cc
+void register_resize(OpRegistry& r);   // normalization_resize.cc
+void register_sampling(
+    OpRegistry& r);  // normalization_sampling.cc (GridSample, AffineGrid, RoiAlign, NMS)
+void register_losses(OpRegistry& r);  // normalization_loss.cc (Dropout, NLL, SCE)
+void register_sequence(
+    OpRegistry& r);  // normalization_sequence.cc (SwiGLU, LinearAttention, CausalConv)
 
 // A float tensor (float, double, float16, bfloat16) read into doubles, and doubles written back.
 std::vector<double> to_doubles(const Node& n, const Tensor& t);
@@ -39,7 +41,8 @@ inline int64_t prod(const std::vector<int64_t>& dims) { return prod(dims, 0, dim
 
 // Values of `t` (any numeric type) repeated to `out` by unidirectional (numpy) broadcasting:
 // element i of the result is t's element broadcast to out_dims' element i.
-std::vector<double> broadcast_to(const Node& n, const Tensor& t, const std::vector<int64_t>& out_dims);
+std::vector<double> broadcast_to(const Node& n, const Tensor& t,
+                                 const std::vector<int64_t>& out_dims);
 
 // The shape of input i with dims [axis, rank) set to 1 (stats of a normalization over those).
 std::optional<Shape> keep_leading(const std::optional<Shape>& s, int axis);

@@ -39,13 +39,14 @@ int InferContext::input_rank(int i) const {
 
 std::optional<std::vector<Dim>> InferContext::input_dims_value(int i) const {
   if (!has_input(i)) return std::nullopt;
-  if (inputs_[i].dims_value) return *inputs_[i].dims_value;
+  // A constant is exact: it wins over a propagated value.
   const Tensor* c = inputs_[i].constant;
   if (c && is_integer(c->dtype()) && c->rank() <= 1 && c->numel() <= 64) {
     std::vector<Dim> v;
     for (int64_t k = 0; k < c->numel(); ++k) v.emplace_back(c->get_i64(k));
     return v;
   }
+  if (inputs_[i].dims_value) return *inputs_[i].dims_value;
   return std::nullopt;
 }
 

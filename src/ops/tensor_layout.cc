@@ -222,7 +222,7 @@ void infer_split(InferContext& ctx) {
         if (s.exact && s.v < 0) ctx.fail_here(fmt::format("split entry {} is negative", s.v));
         parts[i] = s.dim();
         exact = exact && s.exact;
-        if (s.exact) total += s.v;
+        if (s.exact && total >= 0) total = checked_add(total, s.v).value_or(-1);  // -1: overflow
       }
       // A mismatch with the dim is left to run time: this may be the untaken branch of an If.
       if (exact && d.is_known() && total != d.value()) parts.assign(n, Dim());

@@ -397,7 +397,7 @@ void infer_expand(InferContext& ctx) {
   if (!out)
     ctx.fail_here(fmt::format("cannot expand {} to {}", shape_to_string(*in), shape_to_string(*target)));
   // A small int tensor expanded (a shape being built): its value, repeated where broadcast.
-  if (out->size() == 1 && (*out)[0].is_known())
+  if (out->size() == 1 && (*out)[0].is_known() && (*out)[0].value() <= 64)
     if (auto v = ctx.input_dims_value(0); v && (v->size() == 1 || v->size() == size_t((*out)[0].value()))) {
       std::vector<Dim> value = *v;
       if (value.size() == 1) value.assign(static_cast<size_t>((*out)[0].value()), (*v)[0]);
@@ -549,8 +549,8 @@ void run_eyelike(KernelContext& ctx) {
   Tensor out = new_tensor(ctx, dt, x.dims());
   const int64_t rows = x.dim(0), cols = x.dim(1);
   for (int64_t i = 0; i < rows; ++i) {
-    const int64_t j = i + k;
-    if (j >= 0 && j < cols) out.set_f64(i * cols + j, 1.0);
+    const __int128 j = static_cast<__int128>(i) + k;  // k may be huge
+    if (j >= 0 && j < cols) out.set_f64(i * cols + static_cast<int64_t>(j), 1.0);
   }
   ctx.set_output(0, std::move(out));
 }
