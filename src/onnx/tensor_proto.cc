@@ -324,22 +324,26 @@ RtValue value_from_sequence(onnx::SequenceProto& sp, const std::string& what) {
 
 }  // namespace
 
-RtValue read_value_file(const std::filesystem::path& path, TypeInfo::Kind kind) {
+RtValue read_value_file(const std::filesystem::path& path, TypeInfo::Kind kind,
+                        std::string* name) {
   const std::string bytes = read_whole_file(path);
   const std::string what = path.filename().string();
   // A test data file does not say which message it holds: the model's type of the value does.
   if (kind == TypeInfo::Kind::kSequence) {
     onnx::SequenceProto sp;
     parse_or_fail(sp, bytes, path);
+    if (name) *name = sp.name();
     return value_from_sequence(sp, what);
   }
   if (kind == TypeInfo::Kind::kOptional) {
     onnx::OptionalProto op;
     parse_or_fail(op, bytes, path);
+    if (name) *name = op.name();
     return value_from_optional(op, what);
   }
   onnx::TensorProto tp;
   parse_or_fail(tp, bytes, path);
+  if (name) *name = tp.name();
   return RtValue::of(with_context(what + ": ", [&] { return tensor_from_proto(tp, nullptr, "tensor"); }));
 }
 

@@ -37,8 +37,10 @@ void tensor_to_proto(const Tensor& t, onnx::TensorProto& proto);
 void sparse_to_proto(const SparseTensor& s, onnx::SparseTensorProto& proto);
 
 // A serialized TensorProto / SequenceProto / OptionalProto file (ONNX test data) as a run-time
-// value; `kind` (the model's type of the value) says which message the file holds.
-RtValue read_value_file(const std::filesystem::path& path, TypeInfo::Kind kind);
+// value; `kind` (the model's type of the value) says which message the file holds. `name`, when
+// given, receives the name stored in the file.
+RtValue read_value_file(const std::filesystem::path& path, TypeInfo::Kind kind,
+                        std::string* name = nullptr);
 void write_tensor_file(const std::filesystem::path& path, const Tensor& t, const std::string& name);
 void write_value_file(const std::filesystem::path& path, const RtValue& v, const std::string& name);
 

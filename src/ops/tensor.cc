@@ -40,9 +40,20 @@ Tensor new_tensor(const KernelContext& ctx, DataType dtype, std::vector<int64_t>
     ctx.fail_here(fmt::format("output rank {} above the cap {}", dims.size(), limits::kMaxRank));
   for (int64_t d : dims)
     if (d < 0) ctx.fail_here(fmt::format("output dims {} are negative", dims_to_string(dims)));
-  if (!checked_product(dims))
-    ctx.fail_here(fmt::format("output dims {} overflow", dims_to_string(dims)));
+  if (!dims_fit(dims)) ctx.fail_here(fmt::format("output dims {} overflow", dims_to_string(dims)));
   return with_context(ctx.node().where(), [&] { return Tensor(dtype, std::move(dims)); });
+}
+
+bool dims_fit(const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return false;
+    if (d == 0) continue;
+    auto r = checked_mul(p, d);
+    if (!r) return false;
+    p = *r;
+  }
+  return true;
 }
 
 std::vector<int64_t> input_ints(const KernelContext& ctx, int i, const char* what) {

@@ -96,6 +96,10 @@ Tensor strided_tensor(const KernelContext& ctx, const Tensor& src, const std::ve
 // ---------------------------------------------------------------------------------------------
 // Kernel helpers.
 
+// Non-negative dims whose non-zero ones multiply without overflow, so that strides and partial
+// products computed from them are safe even when a zero dim makes the element count 0.
+bool dims_fit(const std::vector<int64_t>& dims);
+
 // Allocates an output; a bad dim, an overflow or the allocation cap fail naming the node.
 Tensor new_tensor(const KernelContext& ctx, DataType dtype, std::vector<int64_t> dims);
 

@@ -10,7 +10,10 @@ namespace {
 using namespace tensor_ops;
 
 // d + v for a dim and an integer that may be negative.
-Dim add_int(const Dim& d, int64_t v) { return v >= 0 ? dim_add(d, Dim(v)) : d - Dim(-v); }
+Dim add_int(const Dim& d, int64_t v) {
+  if (v == INT64_MIN) return Dim();
+  return v >= 0 ? dim_add(d, Dim(v)) : d - Dim(-v);
+}
 
 // dst[dst_off + idx.dst_strides] = src[src_off + idx.src_strides] for every idx of dims.
 template <typename S>
@@ -261,8 +264,8 @@ void run_split(KernelContext& ctx) {
     int64_t total = 0;
     for (int64_t p : parts) {
       if (p < 0) ctx.fail_here(fmt::format("split entry {} is negative", p));
-      total += p;
-      if (total > d) break;
+      total = checked_add(total, p).value_or(-1);
+      if (total < 0 || total > d) break;
     }
     if (total != d) ctx.fail_here(fmt::format("split {} does not sum to the dim {}", dims_to_string(parts), d));
   } else {
@@ -590,8 +593,10 @@ void run_pad(KernelContext& ctx) {
       ctx.fail_here(fmt::format("pads {} and {} do not fit dim {} of size {}", b, e, k, d));
     out_dims[k] = *total;
     // Negative pads crop first; the positive ones pad what is left.
-    lo[k] = std::min(d, std::max<int64_t>(0, -b));
-    len[k] = std::max<int64_t>(0, d - lo[k] - std::max<int64_t>(0, -e));
+    const int64_t crop_b = b >= 0 ? 0 : (b <= -d ? d : -b);
+    const int64_t crop_e = e >= 0 ? 0 : (e <= -d ? d : -e);
+    lo[k] = crop_b;
+    len[k] = std::max<int64_t>(0, d - crop_b - crop_e);
     begin[k] = std::max<int64_t>(0, b);
     if (mode != PadMode::kConstant && len[k] == 0 && out_dims[k] > 0)
       ctx.fail_here(fmt::format("cannot pad an empty axis {} in this mode", k));

@@ -239,6 +239,7 @@ void run_reshape(KernelContext& ctx) {
     ctx.fail_here(fmt::format("cannot reshape {} to {}", dims_to_string(x.dims()),
                               dims_to_string(shape)));
   }
+  if (!dims_fit(shape)) ctx.fail_here(fmt::format("shape {} overflows", dims_to_string(shape)));
   ctx.set_output(0, x.reshaped(std::move(shape)));
 }
 

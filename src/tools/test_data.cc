@@ -31,9 +31,25 @@ std::vector<RtValue> read_values(const fs::path& dir, const std::string& prefix,
   KILN_CHECK(files.size() <= values.size(), ErrorKind::kBadInput,
              "'{}' has {} {} files, the model has {}", dir.string(), files.size(), prefix,
              values.size());
-  std::vector<RtValue> out(values.size());
+  // Files go to values in order, unless every file names a distinct value of the model.
+  std::vector<RtValue> in_order(files.size());
+  std::vector<std::string> names(files.size());
   for (size_t i = 0; i < files.size(); ++i)
-    out[i] = read_value_file(files[i], values[i]->type.kind);
+    in_order[i] = read_value_file(files[i], values[i]->type.kind, &names[i]);
+  std::vector<RtValue> out(values.size());
+  std::vector<bool> taken(values.size(), false);
+  bool by_name = !files.empty();
+  std::vector<size_t> slot(files.size());
+  for (size_t i = 0; i < files.size() && by_name; ++i) {
+    auto it = std::find_if(values.begin(), values.end(),
+                           [&](const Value* v) { return v->name == names[i]; });
+    by_name = it != values.end() && !taken[it - values.begin()];
+    if (by_name) {
+      slot[i] = static_cast<size_t>(it - values.begin());
+      taken[slot[i]] = true;
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) out[by_name ? slot[i] : i] = std::move(in_order[i]);
   return out;
 }
 
