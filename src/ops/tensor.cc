@@ -3,8 +3,9 @@
 // Data movement and shape ops, split by theme:
 //   tensor_shape.cc   Identity Constant Shape Size Reshape Flatten Squeeze Unsqueeze Expand
 //                     ConstantOfShape Range EyeLike
-//   tensor_layout.cc  Transpose Concat Split Slice Tile Pad CenterCropPad DepthToSpace SpaceToDepth
-//                     Trilu ReverseSequence Compress NonZero
+//   tensor_layout.cc  Transpose Concat Split Slice Tile DepthToSpace SpaceToDepth Trilu
+//                     ReverseSequence Compress NonZero
+//   tensor_pad.cc     Pad CenterCropPad
 //   tensor_index.cc   Gather GatherElements GatherND ScatterElements ScatterND Scatter OneHot
 //                     TensorScatter
 //   tensor_sort.cc    TopK Unique CumSum CumProd
@@ -19,6 +20,7 @@ namespace kiln {
 void register_tensor_ops(OpRegistry& r) {
   register_tensor_shape_ops(r);
   register_tensor_layout_ops(r);
+  register_tensor_pad_ops(r);
   register_tensor_index_ops(r);
   register_tensor_sort_ops(r);
   register_tensor_image_ops(r);

@@ -1,0 +1,278 @@
+// Padding and cropping: Pad (constant, reflect, edge and wrap modes; negative pads crop) and
+// CenterCropPad.
+#include <algorithm>
+#include <climits>
+
+#include "ops/tensor_common.h"
+
+namespace kiln {
+namespace {
+using namespace tensor_ops;
+
+// d + v for a dim and an integer that may be negative.
+Dim add_int(const Dim& d, int64_t v) {
+  if (v == INT64_MIN) return Dim();
+  return v >= 0 ? dim_add(d, Dim(v)) : d - Dim(-v);
+}
+
+// dst[dst_off + idx.dst_strides] = src[src_off + idx.src_strides] for every idx of dims.
+template <typename S>
+void copy_region(S* dst, const std::vector<int64_t>& dst_strides, int64_t dst_off, const S* src,
+                 const std::vector<int64_t>& src_strides, int64_t src_off,
+                 const std::vector<int64_t>& dims) {
+  const int rank = static_cast<int>(dims.size());
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    dst[dst_off] = src[src_off];
+    for (int k = rank - 1; k >= 0; --k) {
+      dst_off += dst_strides[k];
+      src_off += src_strides[k];
+      if (++idx[k] < dims[k]) break;
+      dst_off -= dst_strides[k] * dims[k];
+      src_off -= src_strides[k] * dims[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pad
+
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+
+PadMode pad_mode(const Node& n) {
+  const std::string m = attr_string(n, "mode", "constant");
+  if (m == "constant") return PadMode::kConstant;
+  if (m == "reflect") return PadMode::kReflect;
+  if (m == "edge") return PadMode::kEdge;
+  if (m == "wrap") return PadMode::kWrap;
+  fail(ErrorKind::kBadModel, "{}unknown pad mode '{}'", n.where(), m);
+}
+
+// The per-axis (begin, end) pads: pads input over the axes input (all axes by default).
+template <typename Bad>
+std::vector<std::pair<int64_t, int64_t>> pads_per_axis(const std::vector<int64_t>& pads,
+                                                       const std::optional<std::vector<int64_t>>& axes,
+                                                       int rank, Bad&& bad) {
+  std::vector<int64_t> ax;
+  if (axes) {
+    ax = *axes;
+  } else {
+    for (int k = 0; k < rank; ++k) ax.push_back(k);
+  }
+  if (pads.size() != 2 * ax.size())
+    bad(fmt::format("pads has {} entries for {} axes", pads.size(), ax.size()));
+  std::vector<std::pair<int64_t, int64_t>> out(rank, {0, 0});
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < ax.size(); ++i) {
+    if (ax[i] < -rank || ax[i] >= rank) bad(fmt::format("axis {} out of range for rank {}", ax[i], rank));
+    const int k = static_cast<int>(ax[i] < 0 ? ax[i] + rank : ax[i]);
+    if (seen[k]) bad(fmt::format("axis {} given twice", ax[i]));
+    seen[k] = true;
+    out[k] = {pads[i], pads[i + ax.size()]};
+  }
+  return out;
+}
+
+void infer_pad(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  const Shape* in = input_shape_ptr(ctx, 0);
+  pad_mode(ctx.node());
+  if (!in) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  const int rank = static_cast<int>(in->size());
+  auto pads = input_exact_ints(ctx, 1);
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.has_input(3)) axes = input_exact_ints(ctx, 3);
+  if (!pads || (ctx.has_input(3) && !axes)) {
+    ctx.set_output(0, dt, unknown_shape(rank));
+    return;
+  }
+  auto per_axis = pads_per_axis(*pads, axes, rank, [&](const std::string& m) { ctx.fail_here(m); });
+  Shape out(rank);
+  for (int k = 0; k < rank; ++k) {
+    auto [b, e] = per_axis[k];
+    auto total = checked_add(b, e);
+    out[k] = total ? add_int((*in)[k], *total) : Dim();
+    if (out[k].is_known() && (*in)[k].is_known() && (*in)[k].value() + *total < 0)
+      ctx.fail_here(fmt::format("pads make dim {} negative", k));
+  }
+  ctx.set_output(0, dt, std::move(out));
+}
+
+// Where output position o of an axis reads from: a source index, or -1 for the constant.
+int64_t pad_source(PadMode mode, int64_t o, int64_t begin, int64_t lo, int64_t len) {
+  int64_t i = o - begin;  // position in the cropped input [lo, lo + len)
+  if (i >= 0 && i < len) return lo + i;
+  switch (mode) {
+    case PadMode::kConstant: return -1;
+    case PadMode::kEdge: return lo + (i < 0 ? 0 : len - 1);
+    case PadMode::kWrap: return lo + ((i % len) + len) % len;
+    case PadMode::kReflect: {
+      if (len == 1) return lo;
+      const int64_t period = 2 * (len - 1);
+      int64_t m = ((i % period) + period) % period;
+      return lo + (m < len ? m : period - m);
+    }
+  }
+  return -1;
+}
+
+void run_pad(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  const PadMode mode = pad_mode(ctx.node());
+  const auto pads = input_ints(ctx, 1, "pads");
+  std::optional<std::vector<int64_t>> axes;
+  if (ctx.has_input(3)) axes = input_ints(ctx, 3, "axes");
+  auto per_axis = pads_per_axis(pads, axes, rank, [&](const std::string& m) { ctx.fail_here(m); });
+  std::vector<int64_t> out_dims(rank), lo(rank), len(rank), begin(rank);
+  for (int k = 0; k < rank; ++k) {
+    auto [b, e] = per_axis[k];
+    const int64_t d = x.dim(k);
+    auto total = checked_add(d, b);
+    if (total) total = checked_add(*total, e);
+    if (!total || *total < 0)
+      ctx.fail_here(fmt::format("pads {} and {} do not fit dim {} of size {}", b, e, k, d));
+    out_dims[k] = *total;
+    // Negative pads crop first; the positive ones pad what is left.
+    const int64_t crop_b = b >= 0 ? 0 : (b <= -d ? d : -b);
+    const int64_t crop_e = e >= 0 ? 0 : (e <= -d ? d : -e);
+    lo[k] = crop_b;
+    len[k] = std::max<int64_t>(0, d - crop_b - crop_e);
+    begin[k] = std::max<int64_t>(0, b);
+    if (mode != PadMode::kConstant && len[k] == 0 && out_dims[k] > 0)
+      ctx.fail_here(fmt::format("cannot pad an empty axis {} in this mode", k));
+  }
+  Tensor out = new_tensor(ctx, x.dtype(), out_dims);
+  if (out.numel() == 0) {
+    ctx.set_output(0, std::move(out));
+    return;
+  }
+  // The source index along each axis for every output position (-1: the constant).
+  std::vector<std::vector<int64_t>> src(rank);
+  for (int k = 0; k < rank; ++k) {
+    src[k].resize(out_dims[k]);
+    for (int64_t o = 0; o < out_dims[k]; ++o) src[k][o] = pad_source(mode, o, begin[k], lo[k], len[k]);
+  }
+  const auto strides = strides_of(x.dims());
+  const bool has_value = mode == PadMode::kConstant && ctx.has_input(2) && ctx.input(2).numel() > 0;
+  if (has_value && ctx.input(2).dtype() != x.dtype())
+    ctx.fail_here(fmt::format("constant_value is {}, the data {}", dtype_name(ctx.input(2).dtype()),
+                              dtype_name(x.dtype())));
+  visit_storage(ctx.node(), x.dtype(), [&]<typename S>() {
+    const S value = has_value ? ctx.input(2).data<S>()[0] : S{};
+    const S* in = x.data<S>();
+    S* o = out.data<S>();
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      int64_t off = 0;
+      bool constant = false;
+      for (int k = 0; k < rank && !constant; ++k) {
+        const int64_t s = src[k][idx[k]];
+        if (s < 0) constant = true;
+        else off += s * strides[k];
+      }
+      o[i] = constant ? value : in[off];
+      for (int k = rank - 1; k >= 0; --k) {
+        if (++idx[k] < out_dims[k]) break;
+        idx[k] = 0;
+      }
+    }
+  });
+  ctx.set_output(0, std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CenterCropPad
+
+std::vector<int64_t> crop_pad_axes(const Node& n, size_t count, int rank,
+                                   const std::function<void(const std::string&)>& bad) {
+  std::vector<int64_t> axes = attr_ints(n, "axes");
+  if (axes.empty())
+    for (int k = 0; k < rank; ++k) axes.push_back(k);
+  if (axes.size() != count) bad(fmt::format("shape has {} entries for {} axes", count, axes.size()));
+  std::vector<bool> seen(rank, false);
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) bad(fmt::format("axis {} out of range for rank {}", a, rank));
+    if (a < 0) a += rank;
+    if (seen[a]) bad(fmt::format("axis {} given twice", a));
+    seen[a] = true;
+  }
+  return axes;
+}
+
+void infer_center_crop_pad(InferContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  const Shape* in = input_shape_ptr(ctx, 0);
+  if (!in) {
+    ctx.set_output(0, dt, std::nullopt);
+    return;
+  }
+  const int rank = static_cast<int>(in->size());
+  Shape out = *in;
+  auto target = input_sym_ints(ctx, 1);
+  auto bad = [&](const std::string& m) { ctx.fail_here(m); };
+  if (target) {
+    auto axes = crop_pad_axes(ctx.node(), target->size(), rank, bad);
+    for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = (*target)[i].dim();
+  } else if (auto a = attr_ints_opt(ctx.node(), "axes")) {
+    for (int64_t ax : *a) out[infer_axis(ctx, ax, rank)] = Dim();
+  } else {
+    out = unknown_shape(rank);
+  }
+  ctx.set_output(0, dt, std::move(out));
+}
+
+void run_center_crop_pad(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  const auto target = input_ints(ctx, 1, "shape");
+  auto axes = crop_pad_axes(ctx.node(), target.size(), rank, [&](const std::string& m) { ctx.fail_here(m); });
+  std::vector<int64_t> out_dims = x.dims();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (target[i] < 0) ctx.fail_here(fmt::format("shape entry {} is negative", target[i]));
+    out_dims[axes[i]] = target[i];
+  }
+  Tensor out = new_tensor(ctx, x.dtype(), out_dims);
+  std::vector<int64_t> region(rank);
+  int64_t src_off = 0, dst_off = 0;
+  const auto src_strides = strides_of(x.dims()), dst_strides = strides_of(out_dims);
+  for (int k = 0; k < rank; ++k) {
+    const int64_t d = x.dim(k), t = out_dims[k];
+    region[k] = std::min(d, t);
+    if (d > t) src_off += (d - t) / 2 * src_strides[k];  // crop the centre
+    else dst_off += (t - d) / 2 * dst_strides[k];       // pad around it
+  }
+  visit_storage(ctx.node(), x.dtype(), [&]<typename S>() {
+    copy_region(out.data<S>(), dst_strides, dst_off, x.data<S>(), src_strides, src_off, region);
+  });
+  ctx.set_output(0, std::move(out));
+}
+
+}  // namespace
+
+void register_tensor_pad_ops(OpRegistry& r) {
+  r.add("", "Pad")
+      .versions(1)
+      .inputs(2, 4)
+      .outputs(1, 1)
+      .attr("mode", AttrKind::kString)
+      .shape(infer_pad)
+      .run(run_pad);
+
+  r.add("", "CenterCropPad")
+      .versions(18)
+      .inputs(2, 2)
+      .outputs(1, 1)
+      .attr("axes", AttrKind::kInts)
+      .shape(infer_center_crop_pad)
+      .run(run_center_crop_pad);
+}
+
+}  // namespace kiln
