@@ -61,8 +61,8 @@ std::unordered_map<const Value*, size_t> last_uses(const Graph& g) {
 }  // namespace
 
 std::vector<RtValue> run_graph(const Graph& g, const std::vector<RtValue>& inputs,
-                               const Frame* outer) {
-  Frame frame(outer);
+                               const Frame* outer, RunObserver* observer) {
+  Frame frame(outer, observer);
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value* v = g.inputs[i];
     if (i < inputs.size() && !(inputs[i].is_none() && v->is_constant()))
@@ -103,6 +103,8 @@ std::vector<RtValue> run_graph(const Graph& g, const std::vector<RtValue>& input
     }
     std::vector<RtValue> outs;
     KernelContext ctx(n, in_ptrs, outs, &runner);
+    RunObserver* obs = frame.observer();
+    const int64_t start = obs ? steady_now_ns() : 0;
     try {
       schema->kernel(ctx);
     } catch (const Error& e) {
@@ -110,6 +112,9 @@ std::vector<RtValue> run_graph(const Graph& g, const std::vector<RtValue>& input
       if (msg.find(n.where()) != std::string::npos) throw;
       throw Error(e.kind(), n.where() + msg);
     }
+    if (obs)
+      obs->on_node({.node = &n, .kernel = "reference", .depth = frame.depth(), .inputs = in_ptrs,
+                    .outputs = outs, .start_ns = start, .end_ns = steady_now_ns()});
     for (int k = 0; k < n.num_outputs(); ++k) {
       const Value* out = n.outputs[k];
       if (!out) continue;

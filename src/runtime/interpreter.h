@@ -6,24 +6,34 @@
 
 #include "ir/graph.h"
 #include "ir/rt_value.h"
+#include "runtime/observer.h"
 
 namespace kiln {
 
 // Values bound while a graph runs; subgraph frames see their parent's (outer scope).
 class Frame {
  public:
-  explicit Frame(const Frame* parent = nullptr) : parent_(parent) {}
+  // A frame without a parent reports to `observer`; a subgraph's frame reports to its parent's.
+  explicit Frame(const Frame* parent = nullptr, RunObserver* observer = nullptr)
+      : parent_(parent),
+        observer_(parent ? parent->observer_ : observer),
+        depth_(parent ? parent->depth_ + 1 : 0) {}
   const RtValue* find(const Value* v) const;
   void bind(const Value* v, RtValue x) { values_[v] = std::move(x); }
   void release(const Value* v) { values_.erase(v); }
+  RunObserver* observer() const { return observer_; }
+  int depth() const { return depth_; }
 
  private:
   const Frame* parent_;
+  RunObserver* observer_;
+  int depth_;
   std::unordered_map<const Value*, RtValue> values_;
 };
 
-// Runs g with its inputs bound to `inputs` (in g.inputs order) and returns its outputs.
+// Runs g with its inputs bound to `inputs` (in g.inputs order) and returns its outputs. `outer` is
+// the calling node's frame for a subgraph; `observer` (main graph only) hears every node run.
 std::vector<RtValue> run_graph(const Graph& g, const std::vector<RtValue>& inputs,
-                               const Frame* outer);
+                               const Frame* outer, RunObserver* observer = nullptr);
 
 }  // namespace kiln

@@ -56,7 +56,7 @@ void Session::check_feed(const Value& in, const RtValue& v) const {
   }
 }
 
-std::vector<RtValue> Session::run(const std::vector<RtValue>& feeds) {
+std::vector<RtValue> Session::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
   KILN_CHECK(feeds.size() <= inputs_.size(), ErrorKind::kBadInput,
              "{} inputs given, the model has {}", feeds.size(), inputs_.size());
   for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -69,10 +69,11 @@ std::vector<RtValue> Session::run(const std::vector<RtValue>& feeds) {
   size_t k = 0;
   for (const Value* v : model_.graph->inputs)
     all.push_back(v->is_constant() ? RtValue{} : (k < feeds.size() ? feeds[k++] : RtValue{}));
-  return run_graph(*model_.graph, all, nullptr);
+  return run_graph(*model_.graph, all, nullptr, observer);
 }
 
-std::map<std::string, RtValue> Session::run(const std::map<std::string, RtValue>& feeds) {
+std::map<std::string, RtValue> Session::run(const std::map<std::string, RtValue>& feeds,
+                                            RunObserver* observer) {
   std::vector<RtValue> ordered(inputs_.size());
   size_t matched = 0;
   for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -84,7 +85,7 @@ std::map<std::string, RtValue> Session::run(const std::map<std::string, RtValue>
   }
   KILN_CHECK(matched == feeds.size(), ErrorKind::kBadInput,
              "some inputs given are not inputs of the model");
-  auto results = run(ordered);
+  auto results = run(ordered, observer);
   std::map<std::string, RtValue> out;
   for (size_t i = 0; i < outputs_.size(); ++i) out[outputs_[i]->name] = std::move(results[i]);
   return out;

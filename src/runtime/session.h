@@ -10,6 +10,7 @@
 
 #include "ir/graph.h"
 #include "ir/rt_value.h"
+#include "runtime/observer.h"
 
 namespace kiln {
 
@@ -30,9 +31,10 @@ class Session {
   const std::vector<const Value*>& inputs() const { return inputs_; }
   const std::vector<const Value*>& outputs() const { return outputs_; }
 
-  // Feeds in inputs() order; results in outputs() order.
-  std::vector<RtValue> run(const std::vector<RtValue>& feeds);
-  std::map<std::string, RtValue> run(const std::map<std::string, RtValue>& feeds);
+  // Feeds in inputs() order; results in outputs() order. `observer` hears every node run.
+  std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer = nullptr);
+  std::map<std::string, RtValue> run(const std::map<std::string, RtValue>& feeds,
+                                     RunObserver* observer = nullptr);
 
  private:
   void check_feed(const Value& in, const RtValue& v) const;
