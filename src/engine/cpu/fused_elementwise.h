@@ -1,0 +1,76 @@
+// A fused elementwise chain: a short program of unary and binary ops run in one pass over the
+// output, block by block, so intermediate tensors never reach memory. For example Gelu written out
+// as ops,
+//
+//   EwProgram p;
+//   auto x = p.input(0);
+//   auto e = p.unary(UnaryOp::kErf, p.binary(BinaryOp::kMul, x, p.constant(0.70710678f)));
+//   p.set_result(p.binary(BinaryOp::kMul, p.binary(BinaryOp::kMul, x, p.constant(0.5f)),
+//                         p.binary(BinaryOp::kAdd, e, p.constant(1.0f))));
+//   run_fused(p, {{x_data, x_dims}}, y_data, y_dims);
+//
+// or Add -> Relu with a bias broadcast along the channels. Inputs broadcast to the output's dims
+// (numpy rules). Build the program once (at session creation) and run it many times.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/cpu/elementwise.h"
+
+namespace kiln::cpu {
+
+// A value in the program: an input tensor, a constant, or the result of an earlier instruction.
+struct EwValue {
+  enum class Kind : uint8_t { kInput, kConst, kTemp };
+  Kind kind = Kind::kConst;
+  int index = 0;     // input number, or instruction number for kTemp
+  float value = 0;   // kConst
+};
+
+struct EwInstr {
+  bool is_unary = true;
+  UnaryOp unary = UnaryOp::kIdentity;
+  BinaryOp binary = BinaryOp::kAdd;
+  UnaryParams params;
+  EwValue a, b;  // b: binary only
+  int reg = 0;   // the block buffer the result goes to (assigned by set_result)
+};
+
+class EwProgram {
+ public:
+  EwValue input(int i);  // input i of run_fused
+  static EwValue constant(float v);
+  EwValue unary(UnaryOp op, EwValue a, UnaryParams p);
+  EwValue unary(UnaryOp op, EwValue a) { return unary(op, a, default_params(op)); }
+  EwValue binary(BinaryOp op, EwValue a, EwValue b);
+  // Ends the program: r is what run_fused writes. Assigns block buffers by liveness.
+  void set_result(EwValue r);
+
+  int num_inputs() const { return num_inputs_; }
+  int num_regs() const { return num_regs_; }
+  const std::vector<EwInstr>& code() const { return code_; }
+  const EwValue& result() const { return result_; }
+  std::string to_string() const;  // one line per instruction, for logs and test messages
+
+ private:
+  std::vector<EwInstr> code_;
+  EwValue result_;
+  int num_inputs_ = 0;
+  int num_regs_ = 0;
+  bool finished_ = false;
+};
+
+// One input of a fused run: data and dims that broadcast to the output's dims.
+struct EwInput {
+  const float* data = nullptr;
+  std::span<const int64_t> dims;
+};
+
+// y = the program's result, elementwise over y_dims. y may be an input that has y's dims.
+void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float* y,
+               std::span<const int64_t> y_dims);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,41 @@
+// Data movement for tensors of any element type (given by its size in bytes): Transpose, Concat,
+// Split, Slice, Gather. Large copies run on the OpenMP threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace kiln::cpu {
+
+// y = x with its axes permuted: y's axis i is x's axis perm[i]. Axes that stay adjacent are
+// merged first; 2-D transposes (and batches of them, such as NCHW <-> NHWC) run in cache blocks,
+// 16x16 / 8x8 register tiles for 4-byte elements.
+void transpose(const void* x, std::span<const int64_t> x_dims, std::span<const int64_t> perm,
+               void* y, size_t elem_size);
+
+// Concat along an axis: input k viewed as [outer, lens[k] * inner], y as [outer, sum(lens) * inner].
+void concat(std::span<const void* const> xs, std::span<const int64_t> lens, int64_t outer,
+            int64_t inner, void* y, size_t elem_size);
+
+// Split, the inverse of concat: output k gets [outer, lens[k] * inner] of x.
+void split(const void* x, std::span<void* const> ys, std::span<const int64_t> lens, int64_t outer,
+           int64_t inner, size_t elem_size);
+
+// Slice with steps: y[j0, j1, ...] = x[starts[0] + j0 * steps[0], starts[1] + j1 * steps[1], ...]
+// for y_dims. starts are in range and steps non-zero (negative walks backwards): the caller
+// resolved ONNX's clamping. Contiguous runs are copied whole.
+void slice(const void* x, std::span<const int64_t> x_dims, std::span<const int64_t> starts,
+           std::span<const int64_t> steps, void* y, std::span<const int64_t> y_dims,
+           size_t elem_size);
+
+// Gather along one axis (axis 0 with outer == 1: an embedding lookup): x viewed as
+// [outer, n, inner], y as [outer, count, inner]; y[o, j, :] = x[o, indices[j], :]. Negative
+// indices count from the end; an index outside [-n, n) fails (kiln::Error, kRuntime) before
+// anything is written.
+void gather(const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* indices,
+            int64_t count, void* y, size_t elem_size);
+void gather(const void* x, int64_t outer, int64_t n, int64_t inner, const int32_t* indices,
+            int64_t count, void* y, size_t elem_size);
+
+}  // namespace kiln::cpu
