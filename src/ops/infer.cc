@@ -27,7 +27,14 @@ TypeInfo merge_declared(TypeInfo inferred, const TypeInfo& declared) {
 
 class Inferrer {
  public:
-  Inferrer(const Model& m, const InferOptions& opts) : model_(m), opts_(opts) {}
+  Inferrer(const Model& m, const InferOptions& opts, InferFacts* facts)
+      : model_(m), opts_(opts), facts_(facts) {}
+
+  void hand_over() {
+    if (!facts_) return;
+    facts_->constants = std::move(folded_);
+    facts_->dims_values = std::move(dims_values_);
+  }
 
   void graph(Graph& g) {
     for (Value* v : g.initializers)
@@ -84,9 +91,18 @@ class Inferrer {
         materialize(out, *ctx.output_values()[i]);
       }
     }
-    if (all_constant && schema->kernel && schema->deterministic &&
-        constant_elems <= opts_.fold_limit && !has_subgraph(n))
-      fold(n, *schema);
+    if (!all_constant) return;
+    if (!schema->kernel) not_folded(n, "no kernel");
+    else if (!schema->deterministic) not_folded(n, "random op");
+    else if (has_subgraph(n)) not_folded(n, "has a subgraph");
+    else if (constant_elems > opts_.fold_limit)
+      not_folded(n, fmt::format("inputs have {} elements, above the limit {}", constant_elems,
+                                opts_.fold_limit));
+    else fold(n, *schema);
+  }
+
+  void not_folded(const Node& n, std::string why) {
+    if (facts_) facts_->not_folded.emplace_back(&n, std::move(why));
   }
 
   // A propagated value whose dims are all known is a constant (Shape of a static tensor ...):
@@ -122,12 +138,18 @@ class Inferrer {
     try {
       KernelContext kctx(n, in_ptrs, outs, nullptr);
       schema.kernel(kctx);
-    } catch (const Error&) {
-      return;  // e.g. an index out of range: reported when the model runs
+    } catch (const Error& e) {
+      // e.g. an index out of range: reported when the model runs
+      return not_folded(n, fmt::format("the kernel failed: {}", e.what()));
     }
     for (int i = 0; i < n.num_outputs() && i < static_cast<int>(outs.size()); ++i) {
       Value* out = n.outputs[i];
-      if (!out || !outs[i].is_tensor() || outs[i].tensor.numel() > opts_.fold_limit) continue;
+      if (!out || !outs[i].is_tensor()) continue;
+      if (outs[i].tensor.numel() > opts_.fold_limit) {
+        not_folded(n, fmt::format("output '{}' has {} elements, above the limit {}", out->name,
+                                  outs[i].tensor.numel(), opts_.fold_limit));
+        continue;
+      }
       const Tensor& t = outs[i].tensor;
       // The concrete result is the truth: it fixes dtype and every dim.
       out->type = TypeInfo::tensor(t.dtype(), shape_of(t.dims()));
@@ -148,15 +170,17 @@ class Inferrer {
 
   const Model& model_;
   const InferOptions& opts_;
+  InferFacts* facts_;
   std::unordered_map<const Value*, Tensor> folded_;
   std::unordered_map<const Value*, std::vector<Dim>> dims_values_;
 };
 
 }  // namespace
 
-void infer_shapes(Model& m, const InferOptions& opts) {
-  Inferrer inf(m, opts);
+void infer_shapes(Model& m, const InferOptions& opts, InferFacts* facts) {
+  Inferrer inf(m, opts, facts);
   inf.graph(*m.graph);
+  inf.hand_over();
 }
 
 }  // namespace kiln

@@ -1,6 +1,11 @@
 // Shape and type inference over a whole model, with symbolic dims and small constants propagated.
 #pragma once
 
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
 #include "ir/graph.h"
 
 namespace kiln {
@@ -10,8 +15,20 @@ struct InferOptions {
   int64_t fold_limit = 1 << 16;
 };
 
+// What inference learned beyond types (the optimizer's raw material).
+struct InferFacts {
+  // Values computed at inference: outputs of nodes whose inputs were all constant, and integer
+  // values whose every element became a known dim.
+  std::unordered_map<const Value*, Tensor> constants;
+  // Small integer values known element by element as dims, maybe symbolic (Shape -> Gather ...).
+  std::unordered_map<const Value*, std::vector<Dim>> dims_values;
+  // Nodes whose inputs were all constant but that were not evaluated, and why.
+  std::vector<std::pair<const Node*, std::string>> not_folded;
+};
+
 // Sets Value::type for every value of the model's graph and subgraphs. Fails (kBadModel) naming
-// the node when an op's inference finds its inputs invalid.
-void infer_shapes(Model& m, const InferOptions& opts = {});
+// the node when an op's inference finds its inputs invalid. `facts`, when given, receives what
+// was computed along the way.
+void infer_shapes(Model& m, const InferOptions& opts = {}, InferFacts* facts = nullptr);
 
 }  // namespace kiln
