@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <queue>
 #include <unordered_set>
 
 #include "support/checked_math.h"
@@ -170,6 +171,70 @@ void Graph::reorder(std::vector<Node*> order) {
     KILN_ASSERT(it != owned.end() && it->second, "reorder: not a permutation");
     nodes_.push_back(std::move(it->second));
   }
+}
+
+namespace {
+
+// Values of graph `g` read by the subgraphs of node n (at any depth).
+std::vector<const Value*> outer_reads(const Node& n, const Graph& g) {
+  std::vector<const Value*> out;
+  std::vector<const Graph*> todo;
+  for (const auto& a : n.attrs) {
+    if (a.g) todo.push_back(a.g.get());
+    for (const auto& sg : a.graphs) todo.push_back(sg.get());
+  }
+  while (!todo.empty()) {
+    const Graph* sg = todo.back();
+    todo.pop_back();
+    for (const auto& sn : sg->nodes()) {
+      for (const Value* v : sn->inputs)
+        if (v && v->owner == &g) out.push_back(v);
+      for (const auto& a : sn->attrs) {
+        if (a.g) todo.push_back(a.g.get());
+        for (const auto& x : a.graphs) todo.push_back(x.get());
+      }
+    }
+    for (const Value* v : sg->outputs)
+      if (v && v->owner == &g) out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Kahn's algorithm with the lowest current position first, so a valid order is kept as it is.
+void Graph::sort_topologically() {
+  std::unordered_map<const Node*, size_t> index;
+  for (size_t i = 0; i < nodes_.size(); ++i) index[nodes_[i].get()] = i;
+  std::vector<std::vector<size_t>> users(nodes_.size());
+  std::vector<int> pending(nodes_.size(), 0);
+  auto depend = [&](size_t user, const Value* v) {
+    if (!v || v->owner != this || !v->producer) return;
+    auto it = index.find(v->producer);
+    if (it == index.end()) return;
+    users[it->second].push_back(user);
+    ++pending[user];
+  };
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (const Value* v : nodes_[i]->inputs) depend(i, v);
+    for (const Value* v : outer_reads(*nodes_[i], *this)) depend(i, v);
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<Node*> order;
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    order.push_back(nodes_[i].get());
+    for (size_t u : users[i])
+      if (--pending[u] == 0) ready.push(u);
+  }
+  if (order.size() != nodes_.size()) {
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (pending[i] > 0) fail(ErrorKind::kBadModel, "{}is part of a cycle", nodes_[i]->where());
+  }
+  reorder(std::move(order));
 }
 
 std::vector<Graph*> Graph::subgraphs() const {

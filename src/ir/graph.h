@@ -135,6 +135,9 @@ class Graph {
   void remove_node(Node* node);  // the node's outputs must have no uses left
   void rebuild_uses();           // recomputes every use list (this graph and its subgraphs)
   void reorder(std::vector<Node*> order);  // replaces node order (must be a permutation)
+  // Orders nodes so each comes after what it reads (its subgraphs' outer reads included), keeping
+  // the current order where it is already valid. Fails (kBadModel) naming a node on a cycle.
+  void sort_topologically();
 
   // Subgraphs held by this graph's nodes' attributes.
   std::vector<Graph*> subgraphs() const;

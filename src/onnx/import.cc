@@ -337,74 +337,7 @@ class Importer {
       declare(v, vi);
       g.value_infos.push_back(v);
     }
-    sort_topologically(g);
-  }
-
-  // Kahn's algorithm, keeping the file's order where it is already valid. A node with subgraphs
-  // depends on the outer values its subgraphs read.
-  void sort_topologically(Graph& g) {
-    const auto& nodes = g.nodes();
-    std::unordered_map<const Node*, size_t> index;
-    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
-    std::vector<std::vector<size_t>> users(nodes.size());
-    std::vector<int> pending(nodes.size(), 0);
-    auto depend = [&](size_t user, const Value* v) {
-      if (!v || v->owner != &g || !v->producer) return;
-      auto it = index.find(v->producer);
-      if (it == index.end()) return;
-      users[it->second].push_back(user);
-      ++pending[user];
-    };
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      for (const Value* v : nodes[i]->inputs) depend(i, v);
-      for (const Value* v : outer_reads(*nodes[i], g)) depend(i, v);
-    }
-    std::vector<size_t> ready;
-    for (size_t i = nodes.size(); i-- > 0;)
-      if (pending[i] == 0) ready.push_back(i);
-    std::vector<Node*> order;
-    while (!ready.empty()) {
-      size_t i = ready.back();
-      ready.pop_back();
-      order.push_back(nodes[i].get());
-      std::vector<size_t> next;
-      for (size_t u : users[i])
-        if (--pending[u] == 0) next.push_back(u);
-      std::sort(next.rbegin(), next.rend());
-      ready.insert(ready.end(), next.begin(), next.end());
-      std::sort(ready.rbegin(), ready.rend());
-    }
-    if (order.size() != nodes.size()) {
-      for (size_t i = 0; i < nodes.size(); ++i)
-        if (pending[i] > 0)
-          fail(ErrorKind::kBadModel, "{}is part of a cycle", nodes[i]->where());
-    }
-    g.reorder(std::move(order));
-  }
-
-  // Values of graph `g` read by the subgraphs of node n.
-  static std::vector<const Value*> outer_reads(const Node& n, const Graph& g) {
-    std::vector<const Value*> out;
-    std::vector<const Graph*> todo;
-    for (const auto& a : n.attrs) {
-      if (a.g) todo.push_back(a.g.get());
-      for (const auto& sg : a.graphs) todo.push_back(sg.get());
-    }
-    while (!todo.empty()) {
-      const Graph* sg = todo.back();
-      todo.pop_back();
-      for (const auto& sn : sg->nodes()) {
-        for (const Value* v : sn->inputs)
-          if (v && v->owner == &g) out.push_back(v);
-        for (const auto& a : sn->attrs) {
-          if (a.g) todo.push_back(a.g.get());
-          for (const auto& x : a.graphs) todo.push_back(x.get());
-        }
-      }
-      for (const Value* v : sg->outputs)
-        if (v && v->owner == &g) out.push_back(v);
-    }
-    return out;
+    g.sort_topologically();
   }
 
   Function function(onnx::FunctionProto& fp, const Model& m) {
