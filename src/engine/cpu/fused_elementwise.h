@@ -49,6 +49,7 @@ class EwProgram {
   // Ends the program: r is what run_fused writes. Assigns block buffers by liveness.
   void set_result(EwValue r);
 
+  bool finished() const { return finished_; }
   int num_inputs() const { return num_inputs_; }
   int num_regs() const { return num_regs_; }
   const std::vector<EwInstr>& code() const { return code_; }

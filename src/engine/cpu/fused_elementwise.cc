@@ -1,0 +1,230 @@
+// Fused elementwise programs: building (with block buffers assigned by liveness) and running them
+// block by block.
+#include "engine/cpu/fused_elementwise.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "engine/cpu/broadcast.h"
+#include "engine/cpu/kernels.h"
+#include "engine/cpu/parallel.h"
+#include "support/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+constexpr int kBlock = 256;     // floats per block buffer: all of a block's buffers stay in L1
+constexpr int kMaxRegs = 8;     // block buffers live at once
+constexpr int kMaxInputs = 8;   // inputs that need a broadcast copy per block
+// Output elements per thread below which running on one thread is faster.
+constexpr int64_t kGrain = 8 << 10;
+
+std::string value_name(const EwValue& v) {
+  switch (v.kind) {
+    case EwValue::Kind::kInput: return fmt::format("in{}", v.index);
+    case EwValue::Kind::kConst: return fmt::format("{}", v.value);
+    case EwValue::Kind::kTemp: return fmt::format("t{}", v.index);
+  }
+  return "?";
+}
+
+}  // namespace
+
+EwValue EwProgram::input(int i) {
+  KILN_ASSERT(i >= 0, "negative input number");
+  num_inputs_ = std::max(num_inputs_, i + 1);
+  return {EwValue::Kind::kInput, i, 0};
+}
+
+EwValue EwProgram::constant(float v) { return {EwValue::Kind::kConst, 0, v}; }
+
+EwValue EwProgram::unary(UnaryOp op, EwValue a, UnaryParams p) {
+  KILN_ASSERT(!finished_, "instruction added after set_result");
+  KILN_ASSERT(a.kind != EwValue::Kind::kTemp || a.index < static_cast<int>(code_.size()),
+              "operand is not an earlier instruction");
+  EwInstr in;
+  in.is_unary = true;
+  in.unary = op;
+  in.params = p;
+  in.a = a;
+  code_.push_back(in);
+  return {EwValue::Kind::kTemp, static_cast<int>(code_.size()) - 1, 0};
+}
+
+EwValue EwProgram::binary(BinaryOp op, EwValue a, EwValue b) {
+  KILN_ASSERT(!finished_, "instruction added after set_result");
+  for (const EwValue& v : {a, b})
+    KILN_ASSERT(v.kind != EwValue::Kind::kTemp || v.index < static_cast<int>(code_.size()),
+                "operand is not an earlier instruction");
+  EwInstr in;
+  in.is_unary = false;
+  in.binary = op;
+  in.a = a;
+  in.b = b;
+  code_.push_back(in);
+  return {EwValue::Kind::kTemp, static_cast<int>(code_.size()) - 1, 0};
+}
+
+void EwProgram::set_result(EwValue r) {
+  KILN_ASSERT(!finished_, "set_result called twice");
+  KILN_ASSERT(r.kind != EwValue::Kind::kTemp || r.index < static_cast<int>(code_.size()),
+              "result is not an instruction");
+  result_ = r;
+  finished_ = true;
+  // Last use of every temp (the result lives to the end), then a linear scan: an instruction's
+  // operands that die there free their buffers first, so it may write in place.
+  const int n = static_cast<int>(code_.size());
+  std::vector<int> last(n, -1);
+  for (int i = 0; i < n; ++i) {
+    const int operands = code_[i].is_unary ? 1 : 2;
+    for (const EwValue* v : {&code_[i].a, &code_[i].b}) {
+      if (v == &code_[i].b && operands == 1) break;
+      if (v->kind == EwValue::Kind::kTemp) last[v->index] = i;
+    }
+  }
+  if (r.kind == EwValue::Kind::kTemp) last[r.index] = n;
+  std::vector<int> free_regs;
+  num_regs_ = 0;
+  for (int i = 0; i < n; ++i) {
+    for (const EwValue* v : {&code_[i].a, &code_[i].b}) {
+      if (v == &code_[i].b && code_[i].is_unary) break;
+      if (v->kind == EwValue::Kind::kTemp && last[v->index] == i) {
+        const int reg = code_[v->index].reg;
+        if (std::find(free_regs.begin(), free_regs.end(), reg) == free_regs.end())
+          free_regs.push_back(reg);
+      }
+    }
+    if (free_regs.empty()) {
+      code_[i].reg = num_regs_++;
+    } else {
+      code_[i].reg = free_regs.back();
+      free_regs.pop_back();
+    }
+    if (last[i] < 0) free_regs.push_back(code_[i].reg);  // never read: dead
+  }
+  KILN_CHECK(num_regs_ <= kMaxRegs, ErrorKind::kUnsupported,
+             "fused elementwise chain needs {} block buffers, at most {}", num_regs_, kMaxRegs);
+  KILN_CHECK(num_inputs_ <= kMaxInputs, ErrorKind::kUnsupported,
+             "fused elementwise chain has {} inputs, at most {}", num_inputs_, kMaxInputs);
+}
+
+std::string EwProgram::to_string() const {
+  std::string s;
+  for (size_t i = 0; i < code_.size(); ++i) {
+    const EwInstr& in = code_[i];
+    if (in.is_unary)
+      s += fmt::format("t{} = {}({})", i, unary_name(in.unary), value_name(in.a));
+    else
+      s += fmt::format("t{} = {}({}, {})", i, binary_name(in.binary), value_name(in.a),
+                       value_name(in.b));
+    s += fmt::format(" [r{}]\n", in.reg);
+  }
+  s += fmt::format("result {}\n", value_name(result_));
+  return s;
+}
+
+namespace {
+
+// One block's view of a value: a pointer to kBlock (or fewer) floats, or one number.
+struct Operand {
+  const float* p = nullptr;
+  float value = 0;
+};
+
+// Runs one instruction on a block of len elements into dst.
+void run_instr(const KernelTable& k, const EwInstr& in, Operand a, Operand b, float* dst,
+               int64_t len) {
+  if (in.is_unary) {
+    if (a.p) {
+      k.unary(in.unary, in.params, a.p, dst, len);
+    } else {  // a constant operand: compute once, then fill
+      k.unary(in.unary, in.params, &a.value, dst, 1);
+      std::fill(dst + 1, dst + len, dst[0]);
+    }
+    return;
+  }
+  if (a.p && b.p) k.binary_vv(in.binary, a.p, b.p, dst, len);
+  else if (a.p) k.binary_vs(in.binary, a.p, b.value, dst, len);
+  else if (b.p) k.binary_sv(in.binary, a.value, b.p, dst, len);
+  else {
+    k.binary_vs(in.binary, &a.value, b.value, dst, 1);
+    std::fill(dst + 1, dst + len, dst[0]);
+  }
+}
+
+}  // namespace
+
+void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float* y,
+               std::span<const int64_t> y_dims) {
+  KILN_ASSERT(program.finished(), "fused elementwise program run before set_result");
+  KILN_CHECK(static_cast<int>(inputs.size()) >= program.num_inputs(), ErrorKind::kRuntime,
+             "fused elementwise chain: {} inputs given, the program reads {}", inputs.size(),
+             program.num_inputs());
+  std::vector<std::span<const int64_t>> dims;
+  for (const EwInput& in : inputs) dims.push_back(in.dims);
+  const BroadcastPlan plan = plan_broadcast(y_dims, dims);
+  if (plan.numel == 0) return;
+  enum class Mode { kFull, kScalar, kStaged };
+  std::vector<Mode> mode(inputs.size());
+  std::vector<int> stage_slot(inputs.size(), -1);
+  int staged = 0;
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    mode[j] = plan.is_full(j) ? Mode::kFull : plan.is_scalar(j) ? Mode::kScalar : Mode::kStaged;
+    if (mode[j] == Mode::kStaged) stage_slot[j] = staged++;
+  }
+  KILN_ASSERT(staged <= kMaxInputs, "too many broadcast inputs");
+  const KernelTable& k = kernels();
+  const auto& code = program.code();
+  const int n_code = static_cast<int>(code.size());
+  const EwValue result = program.result();
+  const bool result_is_last =
+      result.kind == EwValue::Kind::kTemp && result.index == n_code - 1;
+
+  parallel_for(plan.numel, kGrain, [&](int64_t begin, int64_t end) {
+    alignas(64) float regs[kMaxRegs][kBlock];
+    alignas(64) float stage[kMaxInputs][kBlock];
+    RunWalker walker(plan, begin);
+    for (int64_t blk = begin; blk < end; blk += kBlock) {
+      const int64_t len = std::min<int64_t>(kBlock, end - blk);
+      if (staged > 0) {
+        walker.walk(len, [&](int64_t out, const int64_t* off, int64_t run) {
+          for (size_t j = 0; j < inputs.size(); ++j) {
+            if (stage_slot[j] < 0) continue;
+            float* dst = stage[stage_slot[j]] + (out - blk);
+            const float* src = inputs[j].data + off[j];
+            if (plan.strides[j].back() != 0) std::memcpy(dst, src, run * sizeof(float));
+            else std::fill(dst, dst + run, *src);
+          }
+        });
+      }
+      auto operand = [&](const EwValue& v) -> Operand {
+        switch (v.kind) {
+          case EwValue::Kind::kConst: return {nullptr, v.value};
+          case EwValue::Kind::kTemp: return {regs[code[v.index].reg], 0};
+          case EwValue::Kind::kInput: break;
+        }
+        const EwInput& in = inputs[v.index];
+        switch (mode[v.index]) {
+          case Mode::kFull: return {in.data + blk, 0};
+          case Mode::kScalar: return {nullptr, in.data[0]};
+          case Mode::kStaged: break;
+        }
+        return {stage[stage_slot[v.index]], 0};
+      };
+      for (int i = 0; i < n_code; ++i) {
+        float* dst = i == n_code - 1 && result_is_last ? y + blk : regs[code[i].reg];
+        run_instr(k, code[i], operand(code[i].a), code[i].is_unary ? Operand{} : operand(code[i].b),
+                  dst, len);
+      }
+      if (!result_is_last) {
+        const Operand r = operand(result);
+        if (r.p) std::memmove(y + blk, r.p, len * sizeof(float));
+        else std::fill(y + blk, y + blk + len, r.value);
+      }
+    }
+  });
+}
+
+}  // namespace kiln::cpu
