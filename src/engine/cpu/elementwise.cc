@@ -35,8 +35,8 @@ UnaryParams default_params(UnaryOp op) {
   switch (op) {
     case UnaryOp::kLeakyRelu: return {0.01f, 0};
     case UnaryOp::kHardSigmoid: return {0.2f, 0.5f};
-    case UnaryOp::kClip:
-      return {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+    case UnaryOp::kClip:  // ONNX: a missing bound is the type's lowest / max (so inf is clipped)
+      return {std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max()};
     case UnaryOp::kSwish: return {1.0f, 0};
     default: return {};
   }

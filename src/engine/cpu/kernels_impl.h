@@ -284,13 +284,48 @@ float row_sum(const float* x, int64_t n, float fill, F f) {
   return sum((s0 + s1) + (s2 + s3));
 }
 
+// Sums of d and d^2 for d = f(x[i]) over [0, n) (lanes past n read `fill`, with f(fill) = 0):
+// returns the sum of squares, *sum_out gets the sum.
+template <class F>
+float row_sum2(const float* x, int64_t n, float fill, F f, float* sum_out) {
+  Vec s[4] = {Vec::zero(), Vec::zero(), Vec::zero(), Vec::zero()};
+  Vec q[4] = {Vec::zero(), Vec::zero(), Vec::zero(), Vec::zero()};
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    for (int k = 0; k < 4; ++k) {
+      const Vec d = f(Vec::load(x + i + k * W));
+      s[k] = s[k] + d;
+      q[k] = fma(d, d, q[k]);
+    }
+  }
+  for (int k = 0; i < n; i += W, ++k) {
+    const Vec d = f(i + W <= n ? Vec::load(x + i) : Vec::load_or(x + i, static_cast<int>(n - i), fill));
+    s[k] = s[k] + d;
+    q[k] = fma(d, d, q[k]);
+  }
+  *sum_out = sum((s[0] + s[1]) + (s[2] + s[3]));
+  return sum((q[0] + q[1]) + (q[2] + q[3]));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Softmax and LogSoftmax. A NaN in a row makes the row NaN, as in the reference (whose max
 // skips NaN, but exp(NaN - max) then poisons the sum).
 
+// Kahan's compensated sum: the rounding error of each add is carried into the next, so long rows
+// sum as accurately as short ones.
+struct KahanSum {
+  Vec sum = Vec::zero(), carry = Vec::zero();
+  void add(Vec v) {
+    const Vec y = v - carry;
+    const Vec t = sum + y;
+    carry = (t - sum) - y;
+    sum = t;
+  }
+};
+
 // The sum of e^(x[i] - mx); with y, also y[i] = e^(x[i] - mx).
 float exp_sum(const float* x, float* y, int64_t n, Vec mx) {
-  Vec s0 = Vec::zero(), s1 = s0;
+  KahanSum s0, s1;
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
     const Vec e0 = exp(Vec::load(x + i) - mx), e1 = exp(Vec::load(x + i + W) - mx);
@@ -298,21 +333,21 @@ float exp_sum(const float* x, float* y, int64_t n, Vec mx) {
       e0.store(y + i);
       e1.store(y + i + W);
     }
-    s0 = s0 + e0;
-    s1 = s1 + e1;
+    s0.add(e0);
+    s1.add(e1);
   }
   for (; i + W <= n; i += W) {
     const Vec e = exp(Vec::load(x + i) - mx);
     if (y) e.store(y + i);
-    s0 = s0 + e;
+    s0.add(e);
   }
   if (i < n) {
     const int t = static_cast<int>(n - i);
     const Vec e = exp(Vec::load_or(x + i, t, -kInf) - mx);  // e^-inf = 0 past the row
     if (y) e.store(y + i, t);
-    s1 = s1 + e;
+    s1.add(e);
   }
-  return sum(s0 + s1);
+  return sum(s0.sum + s1.sum);
 }
 
 void softmax_rows_kernel(const float* x, float* y, int64_t rows, int64_t len, bool log) {
@@ -343,12 +378,13 @@ void softmax_strided_kernel(const float* x, float* y, int64_t len, int64_t strid
     };
     Vec mx = Vec::all(-kInf);
     for (int64_t k = 0; k < len; ++k) mx = max_nan(mx, at(x, k));
-    Vec s = Vec::zero();
+    KahanSum ks;
     for (int64_t k = 0; k < len; ++k) {
       const Vec e = exp(at(x, k) - mx);
       if (!log) put(e, k);
-      s = s + e;
+      ks.add(e);
     }
+    const Vec s = ks.sum;
     if (log) {
       alignas(64) float lane_sums[W];
       s.store(lane_sums);
@@ -370,23 +406,30 @@ void norm_rows_kernel(const float* x, const float* scale, const float* bias, flo
                       float* inv_std_out) {
   const float inv_cols = 1.0f / static_cast<float>(cols > 0 ? cols : 1);
   for (int64_t r = 0; r < rows; ++r, x += cols, y += cols) {
-    float mean = 0, var;
+    // The mean is carried in two floats, hi + lo: hi from a first pass, lo = the mean of the
+    // deviations from hi (zero in exact arithmetic), which the second pass sums with the squares
+    // (the corrected two-pass algorithm of Chan, Golub and LeVeque). x - hi is then exact for x
+    // near the mean, so the output keeps the precision of the deviations, not of the mean.
+    float hi = 0, lo = 0, var;
     if (rms) {
       var = row_sum(x, cols, 0.0f, [](Vec v) { return v * v; }) * inv_cols;
     } else {
-      mean = row_sum(x, cols, 0.0f, [](Vec v) { return v; }) * inv_cols;
-      const Vec m = Vec::all(mean);
-      var = row_sum(x, cols, mean, [&](Vec v) { return (v - m) * (v - m); }) * inv_cols;
+      hi = row_sum(x, cols, 0.0f, [](Vec v) { return v; }) * inv_cols;
+      const Vec m = Vec::all(hi);
+      float dev = 0;
+      const float sq = row_sum2(x, cols, hi, [&](Vec v) { return v - m; }, &dev);
+      lo = dev * inv_cols;
+      var = (sq - dev * lo) * inv_cols;
     }
     const float inv_std = 1.0f / std::sqrt(var + epsilon);
-    if (mean_out) mean_out[r] = mean;
+    if (mean_out) mean_out[r] = hi + lo;
     if (inv_std_out) inv_std_out[r] = inv_std;
-    const Vec m = Vec::all(mean), s = Vec::all(inv_std);
+    const Vec m_hi = Vec::all(hi), m_lo = Vec::all(lo), s = Vec::all(inv_std);
     if (!bias) {
-      map2(x, scale, y, cols, [&](Vec v, Vec g) { return (v - m) * s * g; });
+      map2(x, scale, y, cols, [&](Vec v, Vec g) { return ((v - m_hi) - m_lo) * s * g; });
       continue;
     }
-    auto f = [&](Vec v, Vec g, Vec b) { return fma((v - m) * s, g, b); };
+    auto f = [&](Vec v, Vec g, Vec b) { return fma(((v - m_hi) - m_lo) * s, g, b); };
     int64_t i = 0;
     for (; i + W <= cols; i += W)
       f(Vec::load(x + i), Vec::load(scale + i), Vec::load(bias + i)).store(y + i);
