@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   add("inspect", "Inputs, outputs, opsets, op histogram, parameters, FLOPs and problems of a model",
       kiln::tools::add_inspect);
   add("run", "Run a model on input_N.pb files and write output_N.pb files", kiln::tools::add_run);
+  add("profile", "Run a model N times and report where the time goes (table, JSON, trace, HTML)",
+      kiln::tools::add_profile);
   add("test", "Run ONNX backend test cases (CASE/model.onnx + CASE/test_data_set_N/)",
       kiln::tools::add_test);
   try {
