@@ -73,6 +73,16 @@ RunWalker::RunWalker(const BroadcastPlan& p, int64_t begin)
     for (int d = 0; d < rank - 1; ++d) off_[k] += idx_[d] * p.strides[k][d];
 }
 
+int64_t RunWalker::step(int64_t max_len) {
+  const int rank = static_cast<int>(p_.dims.size());
+  const int64_t len = std::min(max_len, p_.inner() - col_);
+  for (size_t k = 0; k < off_.size(); ++k) run_[k] = off_[k] + col_ * p_.strides[k][rank - 1];
+  pos_ += len;
+  col_ += len;
+  if (col_ == p_.inner()) next_row();
+  return len;
+}
+
 void RunWalker::next_row() {
   col_ = 0;
   for (int d = static_cast<int>(p_.dims.size()) - 2; d >= 0; --d) {

@@ -28,8 +28,11 @@ BroadcastPlan plan_broadcast(std::span<const int64_t> y_dims,
 class RunWalker {
  public:
   RunWalker(const BroadcastPlan& p, int64_t begin);
-  // Calls fn(y_offset, in_offsets, len) for the runs covering the next n output elements;
-  // in_offsets[k] is input k's element offset at the run's start.
+  // Takes the next run, of at most max_len elements (it ends at a row's end at the latest), and
+  // returns its length; offsets()[k] is then input k's element offset at the run's start.
+  int64_t step(int64_t max_len);
+  const int64_t* offsets() const { return run_.data(); }
+  // Calls fn(y_offset, in_offsets, len) for the runs covering the next n output elements.
   template <class F>
   void walk(int64_t n, F&& fn);
 
@@ -42,15 +45,11 @@ class RunWalker {
 
 template <class F>
 void RunWalker::walk(int64_t n, F&& fn) {
-  const int rank = static_cast<int>(p_.dims.size());
-  const int64_t end = pos_ + n;
-  while (pos_ < end) {
-    const int64_t len = std::min(end - pos_, p_.inner() - col_);
-    for (size_t k = 0; k < off_.size(); ++k) run_[k] = off_[k] + col_ * p_.strides[k][rank - 1];
-    fn(pos_, run_.data(), len);
-    pos_ += len;
-    col_ += len;
-    if (col_ == p_.inner()) next_row();
+  for (int64_t done = 0; done < n;) {
+    const int64_t start = pos_;
+    const int64_t len = step(n - done);
+    fn(start, run_.data(), len);
+    done += len;
   }
 }
 

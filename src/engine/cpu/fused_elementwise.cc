@@ -182,13 +182,27 @@ void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float*
   const bool result_is_last =
       result.kind == EwValue::Kind::kTemp && result.index == n_code - 1;
 
+  // Long rows: blocks end where rows end, and within a row every input is a pointer (stride 1)
+  // or one value (stride 0), so nothing is copied. Short rows: full blocks, for which the
+  // broadcast inputs are copied into block buffers run by run.
+  const bool by_rows = plan.inner() >= kBlock / 2;
   parallel_for(plan.numel, kGrain, [&](int64_t begin, int64_t end) {
     alignas(64) float regs[kMaxRegs][kBlock];
     alignas(64) float stage[kMaxInputs][kBlock];
+    std::vector<Operand> in_ops(inputs.size());
     RunWalker walker(plan, begin);
-    for (int64_t blk = begin; blk < end; blk += kBlock) {
-      const int64_t len = std::min<int64_t>(kBlock, end - blk);
-      if (staged > 0) {
+    for (int64_t blk = begin; blk < end;) {
+      int64_t len = std::min<int64_t>(kBlock, end - blk);
+      if (by_rows) len = walker.step(len);
+      for (size_t j = 0; j < inputs.size(); ++j) {
+        const float* data = inputs[j].data;
+        if (mode[j] == Mode::kFull) in_ops[j] = {data + blk, 0};
+        else if (mode[j] == Mode::kScalar) in_ops[j] = {nullptr, data[0]};
+        else if (!by_rows) in_ops[j] = {stage[stage_slot[j]], 0};
+        else if (plan.strides[j].back() != 0) in_ops[j] = {data + walker.offsets()[j], 0};
+        else in_ops[j] = {nullptr, data[walker.offsets()[j]]};
+      }
+      if (!by_rows && staged > 0) {
         walker.walk(len, [&](int64_t out, const int64_t* off, int64_t run) {
           for (size_t j = 0; j < inputs.size(); ++j) {
             if (stage_slot[j] < 0) continue;
@@ -205,13 +219,7 @@ void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float*
           case EwValue::Kind::kTemp: return {regs[code[v.index].reg], 0};
           case EwValue::Kind::kInput: break;
         }
-        const EwInput& in = inputs[v.index];
-        switch (mode[v.index]) {
-          case Mode::kFull: return {in.data + blk, 0};
-          case Mode::kScalar: return {nullptr, in.data[0]};
-          case Mode::kStaged: break;
-        }
-        return {stage[stage_slot[v.index]], 0};
+        return in_ops[v.index];
       };
       for (int i = 0; i < n_code; ++i) {
         float* dst = i == n_code - 1 && result_is_last ? y + blk : regs[code[i].reg];
@@ -223,6 +231,7 @@ void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float*
         if (r.p) std::memmove(y + blk, r.p, len * sizeof(float));
         else std::fill(y + blk, y + blk + len, r.value);
       }
+      blk += len;
     }
   });
 }

@@ -51,11 +51,15 @@ TEST_P(CpuFused, GeluChainMatchesTheReferenceOpByOp) {
 
 TEST_P(CpuFused, BiasAddReluOverChannelsIsExact) {
   std::mt19937 rng(2);
-  const Tensor x = random_tensor({2, 16, 7, 9}, rng), bias = random_tensor({16, 1, 1}, rng);
-  EwProgram p;
-  p.set_result(p.unary(UnaryOp::kRelu, p.binary(BinaryOp::kAdd, p.input(0), p.input(1))));
-  const Tensor want = ReferenceOp("Relu").run1({ReferenceOp("Add").run1({x, bias})});
-  EXPECT_TRUE(tensors_near(run_program(p, {x, bias}, x.dims()), want, 0));
+  // Rows (H x W) shorter than a block: the bias is copied per block; longer: read in place.
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 16, 7, 9}, {2, 8, 40, 40}}) {
+    SCOPED_TRACE(dims_to_string(dims));
+    const Tensor x = random_tensor(dims, rng), bias = random_tensor({dims[1], 1, 1}, rng);
+    EwProgram p;
+    p.set_result(p.unary(UnaryOp::kRelu, p.binary(BinaryOp::kAdd, p.input(0), p.input(1))));
+    const Tensor want = ReferenceOp("Relu").run1({ReferenceOp("Add").run1({x, bias})});
+    EXPECT_TRUE(tensors_near(run_program(p, {x, bias}, x.dims()), want, 0));
+  }
 }
 
 TEST_P(CpuFused, InputsWithDifferentBroadcastsAndReversedOperands) {
