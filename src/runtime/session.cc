@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include "onnx/import.h"
+#include "onnx/type_constraints.h"
 #include "ops/check.h"
 #include "ops/infer.h"
 #include "runtime/inline_functions.h"
@@ -19,6 +20,7 @@ Session::Session(Model model, const SessionOptions& opts) : model_(std::move(mod
   check_model(model_);
   inline_functions(model_);
   if (opts_.infer) infer_shapes(model_);
+  check_type_constraints(model_);  // judges the types inference found
   for (const Value* v : model_.graph->inputs)
     if (!v->is_constant()) inputs_.push_back(v);
   for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
