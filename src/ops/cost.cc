@@ -26,13 +26,24 @@ enum class CostKind {
   kRecurrent,      // steps x batch x gates x (input + hidden) MACs per direction
 };
 
+// How much of its data input (input 0) a node touches, for bytes moved.
+enum class DataAccess {
+  kAll,       // reads every input, writes every output
+  kMetadata,  // reads input 0's shape only: Shape, Size
+  kView,      // output 0 is input 0 under another shape: neither read nor written
+  kSelect,    // reads from input 0 only as much as it writes: Gather, Slice
+};
+
 struct CostRule {
   CostKind kind;
   double k = 1;
+  DataAccess access = DataAccess::kAll;
 };
 
 const std::unordered_map<std::string_view, CostRule>& cost_rules() {
   using K = CostKind;
+  constexpr DataAccess View = DataAccess::kView, Metadata = DataAccess::kMetadata,
+                       Select = DataAccess::kSelect;
   static const std::unordered_map<std::string_view, CostRule> rules = {
       {"Conv", {K::kConv}}, {"ConvInteger", {K::kConv}}, {"QLinearConv", {K::kConv}},
       {"ConvTranspose", {K::kConvTranspose}}, {"DeformConv", {K::kConv}},
@@ -63,14 +74,16 @@ const std::unordered_map<std::string_view, CostRule>& cost_rules() {
       {"MaxPool", {K::kWindow, 1}}, {"AveragePool", {K::kWindow, 1}}, {"LpPool", {K::kWindow, 2}},
       {"Sum", {K::kVariadic, 0}}, {"Max", {K::kVariadic, 0}}, {"Min", {K::kVariadic, 0}},
       {"Mean", {K::kVariadic, 1}},
-      {"Reshape", {K::kMovement}}, {"Flatten", {K::kMovement}}, {"Squeeze", {K::kMovement}},
-      {"Unsqueeze", {K::kMovement}}, {"Transpose", {K::kMovement}}, {"Concat", {K::kMovement}},
-      {"Split", {K::kMovement}}, {"Slice", {K::kMovement}}, {"Gather", {K::kMovement}},
-      {"GatherElements", {K::kMovement}}, {"GatherND", {K::kMovement}},
+      {"Reshape", {K::kMovement, 0, View}}, {"Flatten", {K::kMovement, 0, View}},
+      {"Squeeze", {K::kMovement, 0, View}}, {"Unsqueeze", {K::kMovement, 0, View}},
+      {"Identity", {K::kMovement, 0, View}}, {"Shape", {K::kMovement, 0, Metadata}},
+      {"Size", {K::kMovement, 0, Metadata}}, {"Slice", {K::kMovement, 0, Select}},
+      {"Gather", {K::kMovement, 0, Select}}, {"GatherElements", {K::kMovement, 0, Select}},
+      {"GatherND", {K::kMovement, 0, Select}},
+      {"Transpose", {K::kMovement}}, {"Concat", {K::kMovement}}, {"Split", {K::kMovement}},
       {"Scatter", {K::kMovement}}, {"ScatterElements", {K::kMovement}},
       {"ScatterND", {K::kMovement}}, {"Expand", {K::kMovement}}, {"Tile", {K::kMovement}},
-      {"Pad", {K::kMovement}}, {"Identity", {K::kMovement}}, {"Shape", {K::kMovement}},
-      {"Size", {K::kMovement}}, {"Cast", {K::kMovement}}, {"CastLike", {K::kMovement}},
+      {"Pad", {K::kMovement}}, {"Cast", {K::kMovement}}, {"CastLike", {K::kMovement}},
       {"Constant", {K::kMovement}}, {"ConstantOfShape", {K::kMovement}},
       {"Dropout", {K::kMovement}}, {"DepthToSpace", {K::kMovement}},
       {"SpaceToDepth", {K::kMovement}}, {"Compress", {K::kMovement}},
@@ -189,6 +202,23 @@ void apply_rule(const Node& n, CostRule rule, const Operands& x, NodeCost& c) {
   }
 }
 
+// Bytes of the inputs read plus the outputs written, as `access` says input 0 is touched.
+double bytes_moved(DataAccess access, std::span<const OperandShape> inputs,
+                   std::span<const OperandShape> outputs) {
+  double read = 0, written = 0;
+  for (const OperandShape& s : inputs) read += s.bytes;
+  for (const OperandShape& s : outputs) written += s.bytes;
+  const double data = inputs.empty() ? 0 : inputs[0].bytes;
+  const double out0 = outputs.empty() ? 0 : outputs[0].bytes;
+  switch (access) {
+    case DataAccess::kAll: break;
+    case DataAccess::kMetadata: read -= data; break;
+    case DataAccess::kView: read -= data; written -= out0; break;
+    case DataAccess::kSelect: read += out0 - data; break;
+  }
+  return read + written;
+}
+
 }  // namespace
 
 double OperandShape::numel() const {
@@ -233,18 +263,12 @@ NodeCost node_cost(const Node& n, std::span<const OperandShape> inputs,
                    std::span<const OperandShape> outputs) {
   NodeCost c;
   const Operands x(inputs, outputs, c.exact);
-  apply_rule(n, rule_for(n), x, c);
+  const CostRule rule = rule_for(n);
+  apply_rule(n, rule, x, c);
   c.flops += 2 * c.macs;
-  // Shape and Size read no tensor data.
-  const bool reads_data = !(n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size"));
-  for (const OperandShape& s : inputs) {
-    if (reads_data) c.bytes += s.bytes;
-    c.exact &= s.exact;
-  }
-  for (const OperandShape& s : outputs) {
-    c.bytes += s.bytes;
-    c.exact &= s.exact;
-  }
+  for (const OperandShape& s : inputs) c.exact &= s.exact;
+  for (const OperandShape& s : outputs) c.exact &= s.exact;
+  c.bytes = bytes_moved(rule.access, inputs, outputs);
   return c;
 }
 

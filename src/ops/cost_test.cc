@@ -110,6 +110,22 @@ TEST(Cost, ShapeReadsNoData) {
   EXPECT_DOUBLE_EQ(node_cost(*b.n).bytes, 16);
 }
 
+TEST(Cost, ViewsAndGathersMoveOnlyWhatTheyTouch) {
+  Built reshape;  // a view: only the int64 target shape is read
+  reshape.n = reshape.g.add_node("Reshape");
+  reshape.g.set_input(reshape.n, 0, value(reshape.g, "x", DataType::kFloat, Shape{64, 64}));
+  reshape.g.set_input(reshape.n, 1, value(reshape.g, "s", DataType::kInt64, Shape{1}));
+  reshape.g.set_output(reshape.n, 0, value(reshape.g, "y", DataType::kFloat, Shape{4096}));
+  EXPECT_DOUBLE_EQ(node_cost(*reshape.n).bytes, 8);
+
+  Built gather;  // 3 rows of a 1000 x 16 table: the rows, the indices and the output
+  gather.n = gather.g.add_node("Gather");
+  gather.g.set_input(gather.n, 0, value(gather.g, "table", DataType::kFloat, Shape{1000, 16}));
+  gather.g.set_input(gather.n, 1, value(gather.g, "ids", DataType::kInt64, Shape{3}));
+  gather.g.set_output(gather.n, 0, value(gather.g, "rows", DataType::kFloat, Shape{3, 16}));
+  EXPECT_DOUBLE_EQ(node_cost(*gather.n).bytes, 3 * 16 * 4 + 3 * 8 + 3 * 16 * 4);
+}
+
 TEST(Cost, SymbolicDimsAreInexactRunShapesExact) {
   Built b;
   build(b, "MatMul", {Shape{Dim::symbol("batch"), 16}, Shape{16, 4}}, Shape{Dim::symbol("batch"), 4});

@@ -214,4 +214,45 @@ std::string roofline_svg(const RooflineChart& c) {
   return svg.str();
 }
 
+std::string distribution_svg(const DistributionChart& c) {
+  constexpr double kRow = 46;
+  double label_w = 40;
+  for (const DistributionSeries& s : c.series) label_w = std::max(label_w, text_width(shorten(s.name, 28)));
+  label_w = std::min(label_w, 200.0) + 12;
+  const double left = label_w, right = c.width - 24, top = kTitleHeight;
+  const double bottom = top + kRow * static_cast<double>(c.series.size());
+  Svg svg(c.width, bottom + kAxisHeight, c.title);
+  draw_title(svg, c.title);
+  double hi = 0;
+  for (const DistributionSeries& s : c.series)
+    for (double v : s.samples) hi = std::max(hi, v);
+  const LinearScale x(0, hi > 0 ? hi * 1.05 : 1, left, right);
+  draw_x_axis(svg, x.ticks(6), x, top, bottom, left, right, c.value_axis);
+  for (size_t r = 0; r < c.series.size(); ++r) {
+    const DistributionSeries& s = c.series[r];
+    const double mid = top + kRow * (static_cast<double>(r) + 0.5);
+    svg.text(left - 8, mid + 4, shorten(s.name, 28), {.anchor = TextStyle::Anchor::kEnd});
+    if (s.samples.empty()) continue;
+    std::vector<double> v = s.samples;
+    std::sort(v.begin(), v.end());
+    auto q = [&](double p) {  // linear interpolation between order statistics
+      const double at = p * static_cast<double>(v.size() - 1);
+      const size_t i = static_cast<size_t>(at);
+      return i + 1 < v.size() ? v[i] + (at - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+    };
+    const std::string tip = fmt::format("{}: {} samples, min {}, median {}, max {}", s.name,
+                                        v.size(), value_label(v.front()), value_label(q(0.5)),
+                                        value_label(v.back()));
+    svg.line(x(v.front()), mid, x(v.back()), mid, "#555");
+    svg.rect(x(q(0.25)), mid - 11, std::max(x(q(0.75)) - x(q(0.25)), 1.0), 22, s.color, tip);
+    svg.line(x(q(0.5)), mid - 14, x(q(0.5)), mid + 14, "#111", 2);
+    for (size_t i = 0; i < s.samples.size(); ++i) {
+      const double jitter = static_cast<double>(static_cast<int>(i * 7919 % 11) - 5) * 1.6;
+      svg.circle(x(s.samples[i]), mid + jitter, 2.2, "#222");
+    }
+  }
+  svg.line(left, top, left, bottom, kAxis);
+  return svg.str();
+}
+
 }  // namespace kiln

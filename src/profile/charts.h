@@ -1,6 +1,6 @@
 // The charts of kiln's HTML reports, as inline SVG: horizontal bars (grouped when there are several
-// series), a timeline of bars in lanes, and a log-log roofline with dots. Profile, bench and
-// optimize reports all draw with these.
+// series), a timeline of bars in lanes, a log-log roofline with dots, and sample distributions
+// (box and dots). Profile, bench and optimize reports all draw with these.
 #pragma once
 
 #include <string>
@@ -65,5 +65,21 @@ struct RooflineChart {
   double width = 940, height = 520;
 };
 std::string roofline_svg(const RooflineChart& c);
+
+struct DistributionSeries {
+  std::string name;
+  std::string color;
+  std::vector<double> samples;  // e.g. the latency of each run
+};
+
+struct DistributionChart {
+  std::string title;
+  std::string value_axis;  // "latency (ms)"
+  std::vector<DistributionSeries> series;  // one row each: before and after, engine A and B ...
+  double width = 940;
+};
+// Per series: every sample as a dot, a box from the 25th to the 75th percentile, a bar at the
+// median and whiskers to the extremes, on one value axis from 0.
+std::string distribution_svg(const DistributionChart& c);
 
 }  // namespace kiln

@@ -105,6 +105,20 @@ TEST(Charts, RooflineHasRoofsAxesAndDots) {
   EXPECT_NE(s.find("achieved GFLOP/s"), std::string::npos);
 }
 
+TEST(Charts, DistributionBoxPerSeriesAndADotPerSample) {
+  DistributionChart c;
+  c.title = "Latency";
+  c.value_axis = "ms";
+  c.series = {{"before", "#aa0000", {10, 12, 11, 30}}, {"after", "#00aa00", {5, 6}},
+              {"none", "#0000aa", {}}};
+  const std::string s = distribution_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_EQ(count(s, "<circle"), 6u);
+  EXPECT_EQ(count(s, R"(fill="#aa0000")"), 1u);  // the box
+  EXPECT_NE(s.find("before: 4 samples, min 10, median 11.5, max 30"), std::string::npos);
+  EXPECT_NE(s.find(">none<"), std::string::npos);
+}
+
 TEST(Charts, CategoryColorsThenGrey) {
   EXPECT_NE(category_color(0), category_color(1));
   EXPECT_EQ(category_color(100), kOtherColor);

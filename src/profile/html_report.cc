@@ -195,7 +195,9 @@ std::string profile_html(const ProfileReport& r) {
   page.figure(roofline,
               fmt::format("One dot per node, its area by its share of the run; the roofs are "
                           "kiln's own probe of this machine ({} threads). {} nodes without "
-                          "arithmetic (layout, indexing, casts) are not drawn.",
+                          "arithmetic (layout, indexing, casts) are not drawn. A share of peak "
+                          "above 100% means the data came from caches, faster than the memory "
+                          "roof.",
                           r.peak.threads, unplaced));
 
   page.heading("Op types");
