@@ -86,15 +86,17 @@ for m in $models; do
     >/dev/null 2>"$res/inputs.err" || cat "$res/inputs.err" >&2
   for ((r = 0; r < rounds; r++)); do
     "$kiln" bench "$model" --inputs "$inputs" --threads "$threads" --iterations "$iterations" \
-      --warmup "$warmup" --json >"$res/kiln_$r.json" 2>"$res/kiln_$r.err" || true
+      --warmup "$warmup" --json >"$res/kiln_$r.json" 2>"$res/kiln_$r.err" ||
+      echo "kiln bench exited with status $?" >>"$res/kiln_$r.err"
     node "$root/tools/ort/bench.js" "$model" --inputs "$inputs" --threads "$threads" \
-      --iterations "$iterations" --warmup "$warmup" --json >"$res/ort_$r.json" 2>"$res/ort_$r.err" || true
+      --iterations "$iterations" --warmup "$warmup" --json >"$res/ort_$r.json" 2>"$res/ort_$r.err" ||
+      echo "bench.js exited with status $?" >>"$res/ort_$r.err"
   done
   # Outputs: kiln's fast engine against ONNX Runtime, on the same inputs.
   "$kiln" run "$model" --inputs "$inputs" --outputs "$res/kiln_out" --threads "$threads" \
-    >/dev/null 2>"$res/kiln_run.err" || true
+    >/dev/null 2>"$res/kiln_run.err" || echo "kiln run exited with status $?" >>"$res/kiln_run.err"
   node "$root/tools/ort/run.js" "$model" --inputs "$inputs" --outputs "$res/ort_out" \
-    --threads "$threads" 2>"$res/ort_run.err" || true
+    --threads "$threads" 2>"$res/ort_run.err" || echo "run.js exited with status $?" >>"$res/ort_run.err"
   "$py" "$root/bench/compare_outputs.py" "$res/kiln_out" "$res/ort_out" >"$res/compare.json" \
     2>"$res/compare.err" || true
 done

@@ -41,30 +41,32 @@ EwValue EwProgram::input(int i) {
 EwValue EwProgram::constant(float v) { return {EwValue::Kind::kConst, 0, v}; }
 
 EwValue EwProgram::unary(UnaryOp op, EwValue a, UnaryParams p) {
-  KILN_ASSERT(!finished_, "instruction added after set_result");
-  KILN_ASSERT(a.kind != EwValue::Kind::kTemp || a.index < static_cast<int>(code_.size()),
-              "operand is not an earlier instruction");
   EwInstr in;
   in.is_unary = true;
   in.unary = op;
   in.params = p;
   in.a = a;
-  code_.push_back(in);
-  return {EwValue::Kind::kTemp, static_cast<int>(code_.size()) - 1, 0};
+  return push(in);
 }
 
 EwValue EwProgram::binary(BinaryOp op, EwValue a, EwValue b) {
-  KILN_ASSERT(!finished_, "instruction added after set_result");
-  for (const EwValue& v : {a, b})
-    KILN_ASSERT(v.kind != EwValue::Kind::kTemp || v.index < static_cast<int>(code_.size()),
-                "operand is not an earlier instruction");
   EwInstr in;
   in.is_unary = false;
   in.binary = op;
   in.a = a;
   in.b = b;
+  return push(in);
+}
+
+EwValue EwProgram::push(const EwInstr& in) {
+  KILN_ASSERT(!finished_, "instruction added after set_result");
+  const int n = static_cast<int>(code_.size());
+  KILN_ASSERT(in.a.kind != EwValue::Kind::kTemp || in.a.index < n,
+              "operand is not an earlier instruction");
+  KILN_ASSERT(in.is_unary || in.b.kind != EwValue::Kind::kTemp || in.b.index < n,
+              "operand is not an earlier instruction");
   code_.push_back(in);
-  return {EwValue::Kind::kTemp, static_cast<int>(code_.size()) - 1, 0};
+  return {EwValue::Kind::kTemp, n, 0};
 }
 
 void EwProgram::set_result(EwValue r) {
@@ -72,30 +74,26 @@ void EwProgram::set_result(EwValue r) {
   KILN_ASSERT(r.kind != EwValue::Kind::kTemp || r.index < static_cast<int>(code_.size()),
               "result is not an instruction");
   result_ = r;
-  finished_ = true;
   // Last use of every temp (the result lives to the end), then a linear scan: an instruction's
   // operands that die there free their buffers first, so it may write in place.
   const int n = static_cast<int>(code_.size());
+  auto temps_read = [&](int i) {  // the instructions whose results instruction i reads
+    std::vector<int> t;
+    const EwInstr& in = code_[i];
+    if (in.a.kind == EwValue::Kind::kTemp) t.push_back(in.a.index);
+    if (!in.is_unary && in.b.kind == EwValue::Kind::kTemp && in.b.index != in.a.index)
+      t.push_back(in.b.index);
+    return t;
+  };
   std::vector<int> last(n, -1);
-  for (int i = 0; i < n; ++i) {
-    const int operands = code_[i].is_unary ? 1 : 2;
-    for (const EwValue* v : {&code_[i].a, &code_[i].b}) {
-      if (v == &code_[i].b && operands == 1) break;
-      if (v->kind == EwValue::Kind::kTemp) last[v->index] = i;
-    }
-  }
+  for (int i = 0; i < n; ++i)
+    for (int t : temps_read(i)) last[t] = i;
   if (r.kind == EwValue::Kind::kTemp) last[r.index] = n;
   std::vector<int> free_regs;
   num_regs_ = 0;
   for (int i = 0; i < n; ++i) {
-    for (const EwValue* v : {&code_[i].a, &code_[i].b}) {
-      if (v == &code_[i].b && code_[i].is_unary) break;
-      if (v->kind == EwValue::Kind::kTemp && last[v->index] == i) {
-        const int reg = code_[v->index].reg;
-        if (std::find(free_regs.begin(), free_regs.end(), reg) == free_regs.end())
-          free_regs.push_back(reg);
-      }
-    }
+    for (int t : temps_read(i))
+      if (last[t] == i) free_regs.push_back(code_[t].reg);
     if (free_regs.empty()) {
       code_[i].reg = num_regs_++;
     } else {
@@ -108,6 +106,7 @@ void EwProgram::set_result(EwValue r) {
              "fused elementwise chain needs {} block buffers, at most {}", num_regs_, kMaxRegs);
   KILN_CHECK(num_inputs_ <= kMaxInputs, ErrorKind::kUnsupported,
              "fused elementwise chain has {} inputs, at most {}", num_inputs_, kMaxInputs);
+  finished_ = true;  // only a program that fits can run
 }
 
 std::string EwProgram::to_string() const {

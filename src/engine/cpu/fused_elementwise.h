@@ -57,6 +57,8 @@ class EwProgram {
   std::string to_string() const;  // one line per instruction, for logs and test messages
 
  private:
+  EwValue push(const EwInstr& in);  // checks the operands, appends, returns its temp
+
   std::vector<EwInstr> code_;
   EwValue result_;
   int num_inputs_ = 0;

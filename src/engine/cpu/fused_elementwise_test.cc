@@ -143,6 +143,7 @@ TEST(CpuFusedProgram, TooManyLiveValuesIsUnsupported) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
   }
+  EXPECT_FALSE(p.finished());  // so run_fused refuses it
 }
 
 TEST(CpuFusedProgram, MissingInputsAreAnError) {
