@@ -95,6 +95,8 @@ void register_binary() {
   const Case cases[] = {
       {BinaryOp::kAdd, {1, 256, 56, 56}, {1, 256, 56, 56}},
       {BinaryOp::kAdd, {1, 64, 112, 112}, {64, 1, 1}},
+      {BinaryOp::kAdd, {1, 56, 56, 64}, {64}},         // NHWC bias: short rows
+      {BinaryOp::kAdd, {1, 4, 56, 56, 16}, {4, 1, 1, 16}},  // oneDNN's nChw16c blocks
       {BinaryOp::kMul, {128, 3072}, {3072}},
       {BinaryOp::kDiv, {12, 128, 128}, {}},
       {BinaryOp::kPow, {128, 768}, {}},

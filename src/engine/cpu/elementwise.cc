@@ -1,6 +1,8 @@
 // Elementwise kernels: threading and broadcasting around the active ISA's loops.
 #include "engine/cpu/elementwise.h"
 
+#include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "engine/cpu/broadcast.h"
@@ -28,6 +30,52 @@ int64_t unary_grain(UnaryOp op) {
 }
 
 int64_t binary_grain(BinaryOp op) { return op == BinaryOp::kPow ? 2 << 10 : 32 << 10; }
+
+constexpr int64_t kTileFloats = 512;
+
+// Short rows repeated along the axis above them, [..., D, inner] op [..., 1, inner] with a small
+// inner (NHWC channels, oneDNN's blocks of 16 channels): the short operand is tiled once per
+// outer index into a buffer of whole rows, so the long operand runs in long vv calls instead of
+// one call per row. Returns false when p is not that pattern.
+bool binary_tiled(BinaryOp op, const BroadcastPlan& p, const float* a, const float* b, float* y) {
+  const int rank = static_cast<int>(p.dims.size());
+  const int64_t inner = p.inner();
+  if (rank < 2 || inner * 4 > kTileFloats) return false;
+  int rep = -1;  // the input that repeats: strides (..., 0, 1), the other (..., inner, 1)
+  for (int j : {0, 1}) {
+    const auto& s = p.strides[j];
+    const auto& o = p.strides[1 - j];
+    if (s[rank - 2] == 0 && s[rank - 1] == 1 && o[rank - 2] == inner && o[rank - 1] == 1) rep = j;
+  }
+  if (rep < 0) return false;
+  const float* src[2] = {a, b};
+  const int64_t row = p.dims[rank - 2] * inner, tile_len = kTileFloats / inner * inner;
+  const KernelTable& k = kernels();
+  parallel_for(p.numel, binary_grain(op), [&](int64_t begin, int64_t end) {
+    alignas(64) float tile[kTileFloats];
+    int64_t tiled_row = -1, off[2] = {0, 0};
+    for (int64_t pos = begin; pos < end;) {
+      const int64_t r = pos / row;
+      if (r != tiled_row) {  // offsets of outer index r, and the tile of its short row
+        off[0] = off[1] = 0;
+        for (int64_t q = r, d = rank - 3; d >= 0; --d) {
+          off[0] += q % p.dims[d] * p.strides[0][d];
+          off[1] += q % p.dims[d] * p.strides[1][d];
+          q /= p.dims[d];
+        }
+        for (int64_t t = 0; t < tile_len; t += inner)
+          std::memcpy(tile + t, src[rep] + off[rep], inner * sizeof(float));
+        tiled_row = r;
+      }
+      const int64_t len = std::min({tile_len, end - pos, (r + 1) * row - pos});
+      const float* full = src[1 - rep] + off[1 - rep] + (pos - r * row);
+      if (rep == 1) k.binary_vv(op, full, tile, y + pos, len);
+      else k.binary_vv(op, tile, full, y + pos, len);
+      pos += len;
+    }
+  }, inner);
+  return true;
+}
 
 }  // namespace
 
@@ -95,6 +143,7 @@ void binary_broadcast(BinaryOp op, const float* a, std::span<const int64_t> a_di
   if (p.is_full(0) && p.is_full(1)) return binary(op, a, b, y, p.numel);
   if (p.is_full(0) && p.is_scalar(1)) return binary_scalar(op, a, b[0], y, p.numel);
   if (p.is_scalar(0) && p.is_full(1)) return scalar_binary(op, a[0], b, y, p.numel);
+  if (binary_tiled(op, p, a, b, y)) return;
   const KernelTable& k = kernels();
   // The innermost collapsed axis has an extent > 1, so at least one input runs along it.
   const bool a_runs = p.strides[0].back() != 0, b_runs = p.strides[1].back() != 0;

@@ -129,7 +129,10 @@ TEST_P(CpuElementwise, BinaryOpsMatchTheReferenceOnEveryBroadcast) {
       {{4, 17}, {4, 1}},                     // column broadcast
       {{2, 3, 5, 7}, {1, 3, 1, 1}},          // NCHW channel bias
       {{2, 3, 5, 7}, {3, 1, 1}},
-      {{2, 5, 7, 3}, {3}},                   // NHWC channel bias
+      {{2, 5, 7, 3}, {3}},                   // NHWC channel bias (short rows, tiled)
+      {{1, 56, 56, 64}, {64}},
+      {{2, 4, 5, 7, 16}, {4, 1, 1, 16}},     // blocks of 16 channels (nChw16c)
+      {{16}, {3, 35, 16}},                   // the short operand first
       {{5, 1}, {1, 6}},                      // outer product
       {{2, 1, 4, 1, 3}, {1, 3, 1, 5, 3}},    // general
       {{1, 15}, {15, 1}},
