@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: deps build test test-unit test-conformance test-asan fuzz demo models clean
+.PHONY: deps build test test-unit test-conformance test-asan fuzz demo models clean bench
 
 deps:
 	@scripts/install-deps.sh
@@ -31,6 +31,11 @@ fuzz: deps
 
 demo: build
 	scripts/demo.sh $(BUILD)
+
+# kiln against ONNX Runtime on the benchmark models, side by side (bench/run.sh; not in `make test`).
+# BENCH_FLAGS passes more, e.g. make bench BENCH_FLAGS='--threads 2 --models "resnet50 mlp"'.
+bench: build
+	bench/run.sh --kiln $(BUILD)/kiln $(BENCH_FLAGS)
 
 clean:
 	rm -rf build build-asan build-fuzz

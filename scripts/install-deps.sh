@@ -8,6 +8,7 @@ packages=(
   libdnnl-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy
+  chromium  # renders kiln profile --html in tests/report (headless screenshot)
 )
 if [[ "${KILN_WITH_TORCH:-0}" == 1 ]]; then
   packages+=(python3-torch python3-torchvision)

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "ir/walk.h"
 #include "ops/op.h"
 #include "support/error.h"
 
@@ -55,23 +56,10 @@ void check_node(const Node& n, const Model& m) {
   }
 }
 
-void check_graph(const Graph& g, const Model& m) {
-  for (const auto& n : g.nodes()) {
-    check_node(*n, m);
-    for (const auto& a : n->attrs) {
-      if (a.g) check_graph(*a.g, m);
-      for (const auto& sg : a.graphs) check_graph(*sg, m);
-    }
-  }
-}
-
 }  // namespace
 
 void check_model(const Model& m) {
-  for (const auto& f : m.functions) with_context("function '" + f.name + "': ", [&] {
-      check_graph(*f.body, m);
-    });
-  check_graph(*m.graph, m);
+  for_each_node(m, [&](const Node& n) { check_node(n, m); });
 }
 
 }  // namespace kiln

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include "onnx/import.h"
+#include "onnx/type_constraints.h"
 #include "ops/check.h"
 #include "ops/infer.h"
 #include "runtime/inline_functions.h"
@@ -14,11 +15,16 @@ std::unique_ptr<Session> Session::load(const std::filesystem::path& path,
   return std::make_unique<Session>(load_model(path), opts);
 }
 
+void prepare_model(Model& model, const SessionOptions& opts) {
+  if (opts.allocation_cap > 0) set_allocation_cap(opts.allocation_cap);
+  check_model(model);
+  inline_functions(model);
+  if (opts.infer) infer_shapes(model);
+  check_type_constraints(model);  // judges the types inference found
+}
+
 Session::Session(Model model, const SessionOptions& opts) : model_(std::move(model)), opts_(opts) {
-  if (opts_.allocation_cap > 0) set_allocation_cap(opts_.allocation_cap);
-  check_model(model_);
-  inline_functions(model_);
-  if (opts_.infer) infer_shapes(model_);
+  prepare_model(model_, opts_);
   for (const Value* v : model_.graph->inputs)
     if (!v->is_constant()) inputs_.push_back(v);
   for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
@@ -26,7 +32,9 @@ Session::Session(Model model, const SessionOptions& opts) : model_(std::move(mod
 
 Session::~Session() = default;
 
-void Session::check_feed(const Value& in, const RtValue& v) const {
+namespace {
+
+void check_feed(const Value& in, const RtValue& v) {
   const TypeInfo& t = in.type;
   if (v.is_none()) {
     KILN_CHECK(in.is_constant() || t.kind == TypeInfo::Kind::kOptional, ErrorKind::kBadInput,
@@ -56,14 +64,20 @@ void Session::check_feed(const Value& in, const RtValue& v) const {
   }
 }
 
-std::vector<RtValue> Session::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
-  KILN_CHECK(feeds.size() <= inputs_.size(), ErrorKind::kBadInput,
-             "{} inputs given, the model has {}", feeds.size(), inputs_.size());
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    KILN_CHECK(i < feeds.size() || inputs_[i]->type.kind == TypeInfo::Kind::kOptional,
-               ErrorKind::kBadInput, "input '{}' was not given", inputs_[i]->name);
-    if (i < feeds.size()) check_feed(*inputs_[i], feeds[i]);
+}  // namespace
+
+void check_feeds(const std::vector<const Value*>& inputs, const std::vector<RtValue>& feeds) {
+  KILN_CHECK(feeds.size() <= inputs.size(), ErrorKind::kBadInput,
+             "{} inputs given, the model has {}", feeds.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KILN_CHECK(i < feeds.size() || inputs[i]->type.kind == TypeInfo::Kind::kOptional,
+               ErrorKind::kBadInput, "input '{}' was not given", inputs[i]->name);
+    if (i < feeds.size()) check_feed(*inputs[i], feeds[i]);
   }
+}
+
+std::vector<RtValue> Session::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
+  check_feeds(inputs_, feeds);
   // Graph inputs with an initializer keep it (kNone) unless fed.
   std::vector<RtValue> all;
   size_t k = 0;

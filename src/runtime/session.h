@@ -19,6 +19,13 @@ struct SessionOptions {
   bool infer = true;           // run shape inference at creation
 };
 
+// What a Session does to a model before it can run: the checks, local functions inlined, shapes
+// inferred (when opts.infer). Other executors (the fast engine) start from the same.
+void prepare_model(Model& model, const SessionOptions& opts = {});
+// Fails (kBadInput) unless `feeds` fit `inputs` (the graph inputs a caller feeds, in order): count,
+// kinds, dtypes, ranks and the known dims.
+void check_feeds(const std::vector<const Value*>& inputs, const std::vector<RtValue>& feeds);
+
 class Session {
  public:
   static std::unique_ptr<Session> load(const std::filesystem::path& path,
@@ -37,8 +44,6 @@ class Session {
                                      RunObserver* observer = nullptr);
 
  private:
-  void check_feed(const Value& in, const RtValue& v) const;
-
   Model model_;
   SessionOptions opts_;
   std::vector<const Value*> inputs_;

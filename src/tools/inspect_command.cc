@@ -6,6 +6,7 @@
 #include <map>
 
 #include "onnx/import.h"
+#include "onnx/type_constraints.h"
 #include "ops/check.h"
 #include "ops/cost.h"
 #include "ops/infer.h"
@@ -102,6 +103,7 @@ Action add_inspect(CLI::App& app) {
     Model m = load_model(*path);
     check_model(m);
     infer_shapes(m);
+    check_type_constraints(m);
     Summary s;
     walk(*m.graph, s, true);
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/threads.h"
 #include "support/error.h"
 #include "tools/commands.h"
 
@@ -16,6 +17,7 @@ std::string one_line(std::string s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kiln::engine::set_openmp_wait_policy(argv);
   CLI::App app{"kiln: ONNX optimizing compiler and CPU runtime"};
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, kiln::tools::Action>> commands;
@@ -28,6 +30,10 @@ int main(int argc, char** argv) {
   add("run", "Run a model on input_N.pb files and write output_N.pb files", kiln::tools::add_run);
   add("optimize", "Optimize a model into a portable ONNX file, with a rewrite record and verification",
       kiln::tools::add_optimize);
+  add("profile", "Run a model N times and report where the time goes (table, JSON, trace, HTML)",
+      kiln::tools::add_profile);
+  add("bench", "Session creation time, latency percentiles, throughput and peak memory of a model",
+      kiln::tools::add_bench);
   add("test", "Run ONNX backend test cases (CASE/model.onnx + CASE/test_data_set_N/)",
       kiln::tools::add_test);
   try {

@@ -2,8 +2,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "engine/runner.h"
 #include "onnx/tensor_proto.h"
-#include "runtime/session.h"
 #include "support/error.h"
 #include "tools/commands.h"
 #include "tools/test_data.h"
@@ -14,17 +14,22 @@ Action add_run(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   auto inputs = std::make_shared<std::string>();
   auto outputs = std::make_shared<std::string>();
+  auto engine_name = std::make_shared<std::string>("fast");
+  auto threads = std::make_shared<int>(0);
   app.add_option("model", *model, "ONNX model file")->required();
   app.add_option("--inputs", *inputs, "Folder of input_N.pb (TensorProto) files")->required();
   app.add_option("--outputs", *outputs, "Folder to write output_N.pb files into")->required();
+  app.add_option("--engine", *engine_name, "fast (default: oneDNN and CPU kernels) or reference");
+  app.add_option("--threads", *threads, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
   return [=]() {
-    auto session = Session::load(*model);
-    auto feeds = read_values(*inputs, "input", session->inputs());
-    auto results = session->run(feeds);
+    auto runner = engine::open_model(*model, engine::parse_engine_kind(*engine_name),
+                                     {.threads = *threads});
+    auto feeds = read_values(*inputs, "input", runner->inputs());
+    auto results = runner->run(feeds);
     std::filesystem::create_directories(*outputs);
     for (size_t i = 0; i < results.size(); ++i) {
       const auto path = std::filesystem::path(*outputs) / fmt::format("output_{}.pb", i);
-      write_value_file(path, results[i], session->outputs()[i]->name);
+      write_value_file(path, results[i], runner->outputs()[i]->name);
     }
     std::cout << fmt::format("wrote {} outputs to {}\n", results.size(), *outputs);
     return 0;

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "onnx/type_constraints.h"
 #include "ops/op.h"
 #include "runtime/compare.h"
 #include "runtime/session.h"
@@ -159,6 +160,7 @@ Action add_test(CLI::App& app) {
     std::vector<fs::path> cases;
     for (const auto& p : *paths) find_cases(p, cases);
     const auto expected = read_manifest(*manifest);
+    load_onnx_schemas();  // once here, not in every forked case
     int passed = 0, failed = 0, xfail = 0;
     std::vector<std::string> failing;
     for (const auto& c : cases) {

@@ -265,6 +265,14 @@ def build(out):
                                                [vi("X", [4])], [vi("Y", [4])]), "attribute")
     c.write("wrong_input_count", make_model([helper.make_node("Relu", ["X", "X"], ["Y"])],
                                             [vi("X", [4])], [vi("Y", [4])]), "input")
+    # type constraints (ONNX's schemas): Relu takes integers only from opset 14 on
+    c.write("relu_int32_input", make_model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                                           [vi("x", [4], TensorProto.INT32)], [vi("y", [4], TensorProto.INT32)],
+                                           opsets=[helper.make_opsetid("", 13)]),
+            "node 'r' (Relu): input 0 'x' has type int32, allowed: float16, float, double, bfloat16")
+    c.write("gather_float_indices", make_model([helper.make_node("Gather", ["d", "i"], ["y"], name="g")],
+                                               [vi("d", [4, 3]), vi("i", [2])], [vi("y", [2, 3])]),
+            "node 'g' (Gather): input 1 'i' has type float, allowed: int32, int64")
 
     # -- valid models that must load
     c.write("unsorted_nodes", make_model([helper.make_node("Relu", ["T"], ["Y"]), helper.make_node("Neg", ["X"], ["T"])],
@@ -273,6 +281,10 @@ def build(out):
     c.write("external_ok", add_model(external_tensor("W", [4], "data.bin", offset=16, length=16)),
             "external data inside the model's folder, with offset and length",
             ok=True, files={"data.bin": bytes(16) + floats16})
+    c.write("relu_int32_opset14", make_model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                                             [vi("x", [4], TensorProto.INT32)], [vi("y", [4], TensorProto.INT32)],
+                                             opsets=[helper.make_opsetid("", 14)]),
+            "Relu-14 takes int32: type constraints are those of the model's opset", ok=True)
     c.write("if_nested_3", nested_if_model(3), "the nested-If builder at a sane depth", ok=True)
     c.write("if_nested_32", nested_if_model(32), "32 nested Ifs: within kMaxGraphNesting, deeper than protobuf's "
             "default recursion limit allows", ok=True)

@@ -14,13 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 names=("$@")
 ((${#names[@]})) || names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow)
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "node/npm missing: skipped"; exit 77
-fi
-if [[ ! -d $root/tools/ort/node_modules/onnxruntime-node ]]; then
-  (cd "$root/tools/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --silent) ||
-    { echo "cannot install onnxruntime-node: skipped"; exit 77; }
-fi
+"$root/tools/ort/install.sh" || { echo "skipped"; exit 77; }
 "$root/scripts/export-models.sh" "$work/models" "${names[@]}"
 "$root/tests/models/make_cases.sh" "$work/models" "$work/cases" "${names[@]}"
 "$kiln" test --rtol 1e-3 --atol 1e-4 --timeout 600 "${names[@]/#/$work/cases/}"

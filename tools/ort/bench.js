@@ -7,10 +7,10 @@ const tp = require('./tensorproto.js');
 
 const USAGE = `usage: node tools/ort/bench.js MODEL --inputs DIR [--threads N] [--iterations N] [--warmup N]
                      [--opt-level disabled|basic|extended|all] [--optimized-out PATH] [--json]
-Times session.run on DIR/input_N.pb (defaults: ORT's thread count, 20 iterations, 3 warmup runs,
-optimization level 'all'). --optimized-out PATH also saves the graph as ONNX Runtime optimizes it at
-level 'basic' (the provider-independent rewrites: constant folding, redundant node removal, simple
-fusions) to PATH; with --iterations 0 it only does that.`;
+Times session creation (load_ms) and session.run on DIR/input_N.pb (defaults: ORT's thread count,
+20 iterations, 3 warmup runs, optimization level 'all'). --optimized-out PATH also saves the graph
+as ONNX Runtime optimizes it at level 'basic' (the provider-independent rewrites: constant
+folding, redundant node removal, simple fusions) to PATH; with --iterations 0 it only does that.`;
 
 function percentile(sorted, p) {
   const k = (sorted.length - 1) * p;
@@ -42,7 +42,9 @@ async function main() {
   }
   if (!o.inputs) die(`--inputs DIR is needed to time runs\n${USAGE}`);
 
+  const t_load = process.hrtime.bigint();
   const session = await createSession(ort, model, { threads: o.threads, optLevel: o['opt-level'] });
+  const load_ms = Number(process.hrtime.bigint() - t_load) / 1e6;
   const feeds = tp.readInputs(ort, session, o.inputs);
   for (let i = 0; i < warmup; i++) await session.run(feeds);
   const times = [];
@@ -58,6 +60,7 @@ async function main() {
     threads: o.threads ?? null,
     iterations,
     warmup,
+    load_ms,
     p50_ms: percentile(sorted, 0.5),
     mean_ms: times.reduce((a, b) => a + b, 0) / times.length,
     min_ms: sorted[0],

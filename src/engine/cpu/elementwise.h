@@ -34,7 +34,7 @@ struct UnaryParams {
   float alpha = 0;
   float beta = 0;
 };
-// The ONNX defaults of op's attributes (Clip: -inf, +inf).
+// The ONNX defaults of op's attributes (Clip: float's lowest and max, so infinities clip).
 UnaryParams default_params(UnaryOp op);
 const char* unary_name(UnaryOp op);  // the ONNX op name ("Relu", "Gelu", ...)
 

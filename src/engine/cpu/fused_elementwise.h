@@ -49,6 +49,7 @@ class EwProgram {
   // Ends the program: r is what run_fused writes. Assigns block buffers by liveness.
   void set_result(EwValue r);
 
+  bool finished() const { return finished_; }
   int num_inputs() const { return num_inputs_; }
   int num_regs() const { return num_regs_; }
   const std::vector<EwInstr>& code() const { return code_; }
@@ -56,6 +57,8 @@ class EwProgram {
   std::string to_string() const;  // one line per instruction, for logs and test messages
 
  private:
+  EwValue push(const EwInstr& in);  // checks the operands, appends, returns its temp
+
   std::vector<EwInstr> code_;
   EwValue result_;
   int num_inputs_ = 0;

@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Compares two folders of outputs, GOT/output_N.pb against WANT/output_N.pb (onnx.TensorProto).
+
+Usage: /usr/bin/python3 bench/compare_outputs.py GOT WANT [--rtol 1e-3] [--atol 1e-4]
+
+The rule is kiln's (src/runtime/compare.cc, what `kiln test` applies): same dtype and dims, and
+per element |got - want| <= atol + rtol * |want|, NaN matching NaN and infinities equal; integer
+outputs exactly. Prints one JSON line {"agree", "outputs", "max_abs_error", "reason"}; exits 0
+when every output agrees, 1 when one does not, 2 when a folder is missing or unreadable.
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def read(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def compare(got, want, rtol, atol):
+    """(agree, max_abs_error, reason) for one output."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False, float("inf"), f"got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}"
+    if not np.issubdtype(want.dtype, np.floating):
+        bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+        return bad.size == 0, 0.0, f"element {bad[0]} differs" if bad.size else ""
+    g = got.astype(np.float64).reshape(-1)
+    w = want.astype(np.float64).reshape(-1)
+    both_nan = np.isnan(g) & np.isnan(w)
+    inf = np.isinf(g) | np.isinf(w)
+    finite = ~both_nan & ~inf
+    err = np.abs(g - w)
+    bad = (finite & (err > atol + rtol * np.abs(w))) | (inf & (g != w)) | (np.isnan(g) != np.isnan(w))
+    max_abs = float(err[finite].max()) if finite.any() else 0.0
+    if not bad.any():
+        return True, max_abs, ""
+    i = int(np.flatnonzero(bad)[0])
+    return False, max_abs, f"element {i} is {g[i]:.6g}, want {w[i]:.6g}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("got")
+    ap.add_argument("want")
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-4)
+    args = ap.parse_args()
+    wants = sorted(glob.glob(os.path.join(args.want, "output_*.pb")))
+    if not wants or not os.path.isdir(args.got):
+        print(f"error: no outputs to compare in '{args.want}' / '{args.got}'", file=sys.stderr)
+        return 2
+    result = {"agree": True, "outputs": len(wants), "max_abs_error": 0.0, "reason": ""}
+    for want_path in wants:
+        name = os.path.basename(want_path)
+        got_path = os.path.join(args.got, name)
+        if not os.path.exists(got_path):
+            result.update(agree=False, reason=f"{name} missing")
+            break
+        ok, max_abs, reason = compare(read(got_path), read(want_path), args.rtol, args.atol)
+        result["max_abs_error"] = max(result["max_abs_error"], max_abs)
+        if not ok:
+            result.update(agree=False, reason=f"{name}: {reason}")
+            break
+    print(json.dumps(result))
+    return 0 if result["agree"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

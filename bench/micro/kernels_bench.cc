@@ -1,0 +1,283 @@
+// Microbenchmarks: each CPU kernel (src/engine/cpu) beside the reference kernel of the same op
+// (src/ops) on shapes from the benchmark models. Pairs are named kiln/<what> and ref/<what>, so
+// the speedup is the ratio of the two lines.
+//
+//   build-cpu/kiln_micro_bench [--benchmark_filter=Gelu] [--benchmark_min_time=0.2]
+//   KILN_CPU_ISA=avx2 build-cpu/kiln_micro_bench     (the AVX2 kernels on an AVX-512 machine)
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/elementwise.h"
+#include "engine/cpu/fused_elementwise.h"
+#include "engine/cpu/layout.h"
+#include "engine/cpu/normalization.h"
+#include "engine/cpu/reduce.h"
+#include "engine/cpu/reference_op.h"
+#include "engine/cpu/softmax.h"
+
+namespace kiln::cpu {
+namespace {
+
+Tensor input(std::vector<int64_t> dims, uint32_t seed = 1) {
+  std::mt19937 rng(seed);
+  return random_tensor(std::move(dims), rng);
+}
+
+// Bytes read and written per iteration, so the report shows bandwidth too.
+void set_bytes(benchmark::State& state, int64_t floats_touched) {
+  state.SetBytesProcessed(state.iterations() * floats_touched * static_cast<int64_t>(sizeof(float)));
+}
+
+// Registers a benchmark; `body` runs once per iteration.
+template <class F>
+void add(const std::string& name, F body) {
+  benchmark::RegisterBenchmark(name.c_str(), [body](benchmark::State& state) {
+    for (auto _ : state) body(state);
+  })->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+// Activations on a ResNet/MobileNet feature map and on BERT's FFN.
+void register_unary() {
+  struct Case {
+    UnaryOp op;
+    const char* onnx;  // reference op
+    std::vector<int64_t> dims;
+  };
+  const Case cases[] = {
+      {UnaryOp::kRelu, "Relu", {1, 64, 112, 112}},
+      {UnaryOp::kSigmoid, "Sigmoid", {1, 96, 112, 112}},
+      {UnaryOp::kTanh, "Tanh", {128, 3072}},
+      {UnaryOp::kErf, "Erf", {128, 3072}},
+      {UnaryOp::kGeluErf, "Gelu", {128, 3072}},
+      {UnaryOp::kHardSwish, "HardSwish", {1, 96, 112, 112}},
+      {UnaryOp::kExp, "Exp", {128, 3072}},
+  };
+  for (const Case& c : cases) {
+    const std::string what = std::string(c.onnx) + "/" + dims_to_string(c.dims);
+    auto x = std::make_shared<Tensor>(input(c.dims));
+    auto y = std::make_shared<Tensor>(DataType::kFloat, c.dims);
+    const UnaryOp op = c.op;
+    add("kiln/" + what, [=](benchmark::State& s) {
+      unary(op, x->data<float>(), y->data<float>(), x->numel());
+      set_bytes(s, 2 * x->numel());
+    });
+    auto ref = std::make_shared<ReferenceOp>(c.onnx);
+    add("ref/" + what, [=](benchmark::State& s) {
+      benchmark::DoNotOptimize(ref->run1({*x}));
+      set_bytes(s, 2 * x->numel());
+    });
+  }
+  // SiLU as the model has it: Sigmoid then Mul, against the fused Swish kernel.
+  const std::vector<int64_t> d = {1, 96, 112, 112};
+  auto x = std::make_shared<Tensor>(input(d));
+  auto y = std::make_shared<Tensor>(DataType::kFloat, d);
+  add("kiln/SiLU/" + dims_to_string(d), [=](benchmark::State& s) {
+    unary(UnaryOp::kSwish, x->data<float>(), y->data<float>(), x->numel());
+    set_bytes(s, 2 * x->numel());
+  });
+  add("ref/SiLU/" + dims_to_string(d), [=](benchmark::State& s) {
+    const Tensor sig = ReferenceOp("Sigmoid").run1({*x});
+    benchmark::DoNotOptimize(ReferenceOp("Mul").run1({*x, sig}));
+    set_bytes(s, 2 * x->numel());
+  });
+}
+
+// Binary ops: same shape (a residual add), a channel bias (NCHW), a row bias (BERT).
+void register_binary() {
+  struct Case {
+    BinaryOp op;
+    std::vector<int64_t> a, b;
+  };
+  const Case cases[] = {
+      {BinaryOp::kAdd, {1, 256, 56, 56}, {1, 256, 56, 56}},
+      {BinaryOp::kAdd, {1, 64, 112, 112}, {64, 1, 1}},
+      {BinaryOp::kAdd, {1, 56, 56, 64}, {64}},         // NHWC bias: short rows
+      {BinaryOp::kAdd, {1, 4, 56, 56, 16}, {4, 1, 1, 16}},  // oneDNN's nChw16c blocks
+      {BinaryOp::kMul, {128, 3072}, {3072}},
+      {BinaryOp::kDiv, {12, 128, 128}, {}},
+      {BinaryOp::kPow, {128, 768}, {}},
+  };
+  for (const Case& c : cases) {
+    const std::string what = std::string(binary_name(c.op)) + "/" + dims_to_string(c.a) + "x" +
+                             dims_to_string(c.b);
+    auto a = std::make_shared<Tensor>(input(c.a, 1));
+    auto b = std::make_shared<Tensor>(c.b.empty() ? Tensor::scalar(DataType::kFloat, 2.0f)
+                                                  : input(c.b, 2));
+    auto y = std::make_shared<Tensor>(DataType::kFloat, c.a);
+    const BinaryOp op = c.op;
+    const std::vector<int64_t> ad = c.a, bd = c.b;
+    add("kiln/" + what, [=](benchmark::State& s) {
+      binary_broadcast(op, a->data<float>(), ad, b->data<float>(), bd, y->data<float>());
+      set_bytes(s, 2 * a->numel() + b->numel());
+    });
+    auto ref = std::make_shared<ReferenceOp>(binary_name(op));
+    add("ref/" + what, [=](benchmark::State& s) {
+      benchmark::DoNotOptimize(ref->run1({*a, *b}));
+      set_bytes(s, 2 * a->numel() + b->numel());
+    });
+  }
+}
+
+// Fused chains against the same ops one by one: Gelu as exported before opset 20, and
+// bias + Relu over channels.
+void register_fused() {
+  const std::vector<int64_t> d = {128, 3072};
+  auto x = std::make_shared<Tensor>(input(d));
+  auto y = std::make_shared<Tensor>(DataType::kFloat, d);
+  auto gelu = std::make_shared<EwProgram>();
+  {
+    const EwValue v = gelu->input(0);
+    const EwValue e =
+        gelu->unary(UnaryOp::kErf, gelu->binary(BinaryOp::kDiv, v, gelu->constant(1.41421356f)));
+    gelu->set_result(gelu->binary(BinaryOp::kMul, gelu->binary(BinaryOp::kMul, v, gelu->constant(0.5f)),
+                                  gelu->binary(BinaryOp::kAdd, e, gelu->constant(1.0f))));
+  }
+  add("kiln/GeluChain(5 ops)/" + dims_to_string(d), [=](benchmark::State& s) {
+    const EwInput in[] = {{x->data<float>(), x->dims()}};
+    run_fused(*gelu, in, y->data<float>(), d);
+    set_bytes(s, 2 * x->numel());
+  });
+  add("ref/GeluChain(5 ops)/" + dims_to_string(d), [=](benchmark::State& s) {
+    const Tensor c = Tensor::scalar(DataType::kFloat, 1.41421356f);
+    const Tensor half = Tensor::scalar(DataType::kFloat, 0.5f);
+    const Tensor one = Tensor::scalar(DataType::kFloat, 1.0f);
+    const Tensor e = ReferenceOp("Erf").run1({ReferenceOp("Div").run1({*x, c})});
+    benchmark::DoNotOptimize(ReferenceOp("Mul").run1(
+        {ReferenceOp("Mul").run1({*x, half}), ReferenceOp("Add").run1({e, one})}));
+    set_bytes(s, 2 * x->numel());
+  });
+  const std::vector<int64_t> fd = {1, 64, 112, 112}, bd = {64, 1, 1};
+  auto f = std::make_shared<Tensor>(input(fd));
+  auto bias = std::make_shared<Tensor>(input(bd, 2));
+  auto fy = std::make_shared<Tensor>(DataType::kFloat, fd);
+  auto add_relu = std::make_shared<EwProgram>();
+  add_relu->set_result(add_relu->unary(
+      UnaryOp::kRelu, add_relu->binary(BinaryOp::kAdd, add_relu->input(0), add_relu->input(1))));
+  add("kiln/AddRelu/" + dims_to_string(fd), [=](benchmark::State& s) {
+    const EwInput in[] = {{f->data<float>(), fd}, {bias->data<float>(), bd}};
+    run_fused(*add_relu, in, fy->data<float>(), fd);
+    set_bytes(s, 2 * f->numel());
+  });
+  add("ref/AddRelu/" + dims_to_string(fd), [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ReferenceOp("Relu").run1({ReferenceOp("Add").run1({*f, *bias})}));
+    set_bytes(s, 2 * f->numel());
+  });
+}
+
+// BERT's attention softmax and LayerNorm, a classifier's global average pool.
+void register_rows() {
+  const std::vector<int64_t> sd = {12, 128, 128};
+  auto sx = std::make_shared<Tensor>(input(sd));
+  auto sy = std::make_shared<Tensor>(DataType::kFloat, sd);
+  add("kiln/Softmax/" + dims_to_string(sd), [=](benchmark::State& s) {
+    softmax(sx->data<float>(), sy->data<float>(), 12 * 128, 128, 1);
+    set_bytes(s, 2 * sx->numel());
+  });
+  add("ref/Softmax/" + dims_to_string(sd), [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ReferenceOp("Softmax").run1({*sx}));
+    set_bytes(s, 2 * sx->numel());
+  });
+  const std::vector<int64_t> ld = {128, 768};
+  auto lx = std::make_shared<Tensor>(input(ld));
+  auto scale = std::make_shared<Tensor>(input({768}, 2));
+  auto bias = std::make_shared<Tensor>(input({768}, 3));
+  auto ly = std::make_shared<Tensor>(DataType::kFloat, ld);
+  add("kiln/LayerNormalization/" + dims_to_string(ld), [=](benchmark::State& s) {
+    layer_norm(lx->data<float>(), scale->data<float>(), bias->data<float>(), ly->data<float>(), 128,
+               768, 1e-12f);
+    set_bytes(s, 2 * lx->numel());
+  });
+  add("ref/LayerNormalization/" + dims_to_string(ld), [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ReferenceOp("LayerNormalization", 17).run1({*lx, *scale, *bias}));
+    set_bytes(s, 2 * lx->numel());
+  });
+  const std::vector<int64_t> pd = {1, 1280, 7, 7};
+  auto px = std::make_shared<Tensor>(input(pd));
+  auto py = std::make_shared<Tensor>(DataType::kFloat, std::vector<int64_t>{1280});
+  add("kiln/ReduceMean(HW)/" + dims_to_string(pd), [=](benchmark::State& s) {
+    reduce(ReduceOp::kMean, px->data<float>(), py->data<float>(), 1280, 49, 1);
+    set_bytes(s, px->numel());
+  });
+  auto axes = std::make_shared<Tensor>(Tensor::from_int64s(std::vector<int64_t>{2, 3}));
+  add("ref/ReduceMean(HW)/" + dims_to_string(pd), [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ReferenceOp("ReduceMean", 18).run1({*px, *axes}));
+    set_bytes(s, px->numel());
+  });
+}
+
+// Data movement: BERT's head split, NCHW -> NHWC, Concat of two halves, the embedding lookup.
+void register_layout() {
+  struct Case {
+    std::vector<int64_t> dims, perm;
+  };
+  const Case cases[] = {{{1, 128, 12, 64}, {0, 2, 1, 3}}, {{1, 64, 56, 56}, {0, 2, 3, 1}},
+                        {{1, 12, 128, 64}, {0, 1, 3, 2}}};
+  for (const Case& c : cases) {
+    const std::string what = "Transpose/" + dims_to_string(c.dims) + "perm" + dims_to_string(c.perm);
+    auto x = std::make_shared<Tensor>(input(c.dims));
+    std::vector<int64_t> yd;
+    for (int64_t p : c.perm) yd.push_back(c.dims[p]);
+    auto y = std::make_shared<Tensor>(DataType::kFloat, yd);
+    const std::vector<int64_t> dims = c.dims, perm = c.perm;
+    add("kiln/" + what, [=](benchmark::State& s) {
+      transpose(x->raw(), dims, perm, y->raw(), 4);
+      set_bytes(s, 2 * x->numel());
+    });
+    auto ref = std::make_shared<ReferenceOp>("Transpose");
+    ref->attr("perm", perm);
+    add("ref/" + what, [=](benchmark::State& s) {
+      benchmark::DoNotOptimize(ref->run1({*x}));
+      set_bytes(s, 2 * x->numel());
+    });
+  }
+  const std::vector<int64_t> cd = {1, 128, 56, 56};
+  auto a = std::make_shared<Tensor>(input(cd, 1));
+  auto b = std::make_shared<Tensor>(input(cd, 2));
+  auto cy = std::make_shared<Tensor>(DataType::kFloat, std::vector<int64_t>{1, 256, 56, 56});
+  add("kiln/Concat/2x" + dims_to_string(cd), [=](benchmark::State& s) {
+    const void* xs[] = {a->raw(), b->raw()};
+    const int64_t lens[] = {128, 128};
+    concat(xs, lens, 1, 56 * 56, cy->raw(), 4);
+    set_bytes(s, 4 * a->numel());
+  });
+  add("ref/Concat/2x" + dims_to_string(cd), [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ReferenceOp("Concat").attr("axis", int64_t{1}).run1({*a, *b}));
+    set_bytes(s, 4 * a->numel());
+  });
+  const std::vector<int64_t> td = {30522, 768};
+  auto table = std::make_shared<Tensor>(input(td));
+  std::vector<int64_t> ids(128);
+  for (int i = 0; i < 128; ++i) ids[i] = (i * 7919) % 30522;
+  auto idx = std::make_shared<Tensor>(Tensor::from_int64s(ids));
+  auto gy = std::make_shared<Tensor>(DataType::kFloat, std::vector<int64_t>{128, 768});
+  add("kiln/Gather/" + dims_to_string(td) + "[128]", [=](benchmark::State& s) {
+    gather(table->raw(), 1, 30522, 768, idx->data<int64_t>(), 128, gy->raw(), 4);
+    set_bytes(s, 2 * gy->numel());
+  });
+  add("ref/Gather/" + dims_to_string(td) + "[128]", [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ReferenceOp("Gather").run1({*table, *idx}));
+    set_bytes(s, 2 * gy->numel());
+  });
+}
+
+}  // namespace
+}  // namespace kiln::cpu
+
+int main(int argc, char** argv) {
+  using namespace kiln::cpu;
+  benchmark::AddCustomContext("kiln_isa", isa_name(active_isa()));
+  register_unary();
+  register_binary();
+  register_fused();
+  register_rows();
+  register_layout();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# kiln against ONNX Runtime on the benchmark models, back to back, on the same inputs and threads:
+#
+#   bench/run.sh [--threads N] [--models "a b ..."] [--iterations N] [--warmup N] [--rounds N]
+#                [--kiln PATH] [--work DIR]
+#
+# For each model: the ONNX file (a name tools/models/export.py knows, exported once by
+# scripts/export-models.sh, or a path to any .onnx file), one set of seeded inputs
+# (tools/models/make_inputs.py: batch 1, seq 128), then `kiln bench --json` and ONNX Runtime's
+# `tools/ort/bench.js --json` on those inputs with the same thread count (--rounds N alternates
+# them N times and keeps each side's best p50), then `kiln run` and `tools/ort/run.js` once each,
+# compared at rtol 1e-3, atol 1e-4 (bench/compare_outputs.py). Prints the table (bench/report.py)
+# and writes it to WORK/results.md. A time measured alone is noise on a shared machine: the ratio
+# of two runs back to back is the figure.
+#
+# Defaults: --threads = the number of cores, the five models of issue 5, 50 iterations after 5
+# warmup runs, 1 round, build/kiln, WORK = build/bench. Exit 0 when every model ran on both sides
+# and the outputs agree; 1 otherwise; 2 on a bad flag or a missing kiln binary.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+threads=$(nproc)
+models="resnet50 mobilenet_v2 efficientnet_b0 bert_base mlp"
+iterations=50
+warmup=5
+rounds=1
+kiln=$root/build/kiln
+work=$root/build/bench
+
+usage() {
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+while (($#)); do
+  case $1 in
+    --threads) threads=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --iterations) iterations=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --kiln) kiln=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    -h | --help) usage ;;
+    *) echo "bench/run.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+for n in "$threads" "$iterations" "$warmup" "$rounds"; do
+  [[ $n =~ ^[0-9]+$ ]] || { echo "bench/run.sh: '$n' is not a number" >&2; exit 2; }
+done
+if [[ ! -x $kiln ]]; then
+  echo "bench/run.sh: no kiln binary at $kiln (make build, or --kiln PATH)" >&2
+  exit 2
+fi
+kiln=$(cd "$(dirname "$kiln")" && pwd)/$(basename "$kiln")
+py=/usr/bin/python3
+
+"$root/tools/ort/install.sh" || { echo "bench/run.sh: ONNX Runtime is not available" >&2; exit 1; }
+
+mkdir -p "$work/models" "$work/results"
+# Names tools/models/export.py knows are exported (once); paths are used as they are.
+declare -A model_path
+to_export=()
+for m in $models; do
+  if [[ $m == *.onnx ]]; then
+    [[ -f $m ]] || { echo "bench/run.sh: no model file '$m'" >&2; exit 2; }
+    model_path[$m]=$(cd "$(dirname "$m")" && pwd)/$(basename "$m")
+  else
+    model_path[$m]=$work/models/$m.onnx
+    to_export+=("$m")
+  fi
+done
+((${#to_export[@]} == 0)) || "$root/scripts/export-models.sh" "$work/models" "${to_export[@]}"
+
+# Each side's JSON line goes to NAME/<side>_<round>.json, its stderr beside it; bench/report.py
+# reads them all (the best p50 of the rounds, or the error a side ended with).
+for m in $models; do
+  name=$(basename "$m" .onnx)
+  model=${model_path[$m]}
+  res=$work/results/$name
+  inputs=$res/inputs
+  rm -rf "$res"
+  mkdir -p "$inputs"
+  echo "== $name" >&2
+  # (--dim seq is for the sequence models; the others warn that it matched nothing.)
+  "$py" "$root/tools/models/make_inputs.py" "$model" "$inputs" --dim batch=1 --dim seq=128 \
+    >/dev/null 2>"$res/inputs.err" || cat "$res/inputs.err" >&2
+  for ((r = 0; r < rounds; r++)); do
+    "$kiln" bench "$model" --inputs "$inputs" --threads "$threads" --iterations "$iterations" \
+      --warmup "$warmup" --json >"$res/kiln_$r.json" 2>"$res/kiln_$r.err" ||
+      echo "kiln bench exited with status $?" >>"$res/kiln_$r.err"
+    node "$root/tools/ort/bench.js" "$model" --inputs "$inputs" --threads "$threads" \
+      --iterations "$iterations" --warmup "$warmup" --json >"$res/ort_$r.json" 2>"$res/ort_$r.err" ||
+      echo "bench.js exited with status $?" >>"$res/ort_$r.err"
+  done
+  # Outputs: kiln's fast engine against ONNX Runtime, on the same inputs.
+  "$kiln" run "$model" --inputs "$inputs" --outputs "$res/kiln_out" --threads "$threads" \
+    >/dev/null 2>"$res/kiln_run.err" || echo "kiln run exited with status $?" >>"$res/kiln_run.err"
+  node "$root/tools/ort/run.js" "$model" --inputs "$inputs" --outputs "$res/ort_out" \
+    --threads "$threads" 2>"$res/ort_run.err" || echo "run.js exited with status $?" >>"$res/ort_run.err"
+  "$py" "$root/bench/compare_outputs.py" "$res/kiln_out" "$res/ort_out" >"$res/compare.json" \
+    2>"$res/compare.err" || true
+done
+
+names=()
+for m in $models; do names+=("$(basename "$m" .onnx)"); done
+set +e
+"$py" "$root/bench/report.py" "$work/results" --threads "$threads" "${names[@]}" >"$work/results.md"
+status=$?
+cat "$work/results.md"
+exit $status

@@ -1,0 +1,93 @@
+#include "engine/compiled_model.h"
+
+#include <omp.h>
+
+#include "engine/graph_facts.h"
+#include "engine/lowering.h"
+#include "engine/onednn/weight_cache.h"
+#include "engine/plan.h"
+#include "onnx/import.h"
+#include "runtime/session.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+namespace {
+
+constexpr size_t kMaxPlans = 16;  // distinct input shapes kept prepared
+
+std::vector<std::vector<int64_t>> signature_of(const std::vector<RtValue>& feeds) {
+  std::vector<std::vector<int64_t>> sig;
+  sig.reserve(feeds.size());
+  for (const RtValue& v : feeds) sig.push_back(v.is_tensor() ? v.tensor.dims() : std::vector<int64_t>{});
+  return sig;
+}
+
+void apply_threads(int threads) {
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+}  // namespace
+
+std::unique_ptr<CompiledModel> CompiledModel::load(const std::filesystem::path& path,
+                                                   const EngineOptions& opts) {
+  return std::make_unique<CompiledModel>(load_model(path), opts);
+}
+
+CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
+    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
+  apply_threads(opts_.threads);
+  prepare_model(model_, SessionOptions{.allocation_cap = opts_.allocation_cap});
+  for (const Value* v : model_.graph->inputs)
+    if (!v->is_constant()) inputs_.push_back(v);
+  for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
+  // Every input dim known: the one plan there will ever be is made now.
+  Signature sig;
+  for (const Value* v : inputs_) {
+    if (!v->type.is_tensor() || !v->type.shape) return;
+    auto dims = known_dims(*v->type.shape);
+    if (!dims) return;
+    sig.push_back(std::move(*dims));
+  }
+  plan_for(sig);
+}
+
+CompiledModel::~CompiledModel() = default;
+
+Plan& CompiledModel::plan_for(const Signature& sig) {
+  auto it = plans_.find(sig);
+  if (it != plans_.end()) return *it->second;
+  if (plans_.size() >= kMaxPlans) {
+    plans_.erase(plan_order_.front());
+    plan_order_.erase(plan_order_.begin());
+  }
+  auto plan = std::make_unique<Plan>();
+  {
+    GraphFacts facts(model_, sig);
+    Lowering lowering(facts, *plan, *weights_);
+    lowering.lower();
+  }
+  plan->finalize();
+  plan_order_.push_back(sig);
+  return *(plans_[sig] = std::move(plan));
+}
+
+std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_feeds(inputs_, feeds);
+  apply_threads(opts_.threads);
+  return plan_for(signature_of(feeds)).run(feeds, observer);
+}
+
+PlanSummary CompiledModel::summary(const std::vector<std::vector<int64_t>>& input_dims) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Plan& plan = plan_for(input_dims);
+  PlanSummary s;
+  s.steps = static_cast<int>(plan.steps.size());
+  for (const auto& st : plan.steps) ++s.kernels[std::string(st->kernel)];
+  s.arena_bytes = plan.arena_bytes();
+  s.weight_bytes = weights_->bytes();
+  return s;
+}
+
+}  // namespace kiln::engine

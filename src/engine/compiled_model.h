@@ -1,0 +1,68 @@
+// The fast engine's executor. A model is checked, inlined and inferred as the reference Session
+// does (runtime/session.h), then lowered, per set of input shapes, into a plan of oneDNN and CPU
+// kernels (reference kernels for the rest) that runs with its buffers reused by lifetime.
+//
+// Plans are made at creation when every input dim is known, else on the first run with each new
+// set of input shapes (a symbolic dim is never guessed). One run at a time per CompiledModel.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/engine_options.h"
+#include "ir/graph.h"
+#include "ir/rt_value.h"
+#include "runtime/observer.h"
+
+namespace kiln::engine {
+
+class Plan;
+class WeightCache;
+
+// What a plan is made of, for tests, `kiln bench` and the profiler.
+struct PlanSummary {
+  int steps = 0;
+  std::map<std::string, int> kernels;  // implementation name -> steps
+  size_t arena_bytes = 0;              // activations
+  size_t weight_bytes = 0;             // constants reordered for oneDNN (all plans)
+};
+
+class CompiledModel {
+ public:
+  static std::unique_ptr<CompiledModel> load(const std::filesystem::path& path,
+                                             const EngineOptions& opts = {});
+  explicit CompiledModel(Model model, const EngineOptions& opts = {});
+  ~CompiledModel();
+
+  const Model& model() const { return model_; }
+  // The inputs a caller feeds (graph inputs without an initializer) and the outputs, in order.
+  const std::vector<const Value*>& inputs() const { return inputs_; }
+  const std::vector<const Value*>& outputs() const { return outputs_; }
+
+  // Feeds in inputs() order; results in outputs() order. `observer` hears one event per step.
+  // Tensors the observer sees in a blocked layout keep their logical dims but not row-major bytes.
+  std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer = nullptr);
+
+  // The plan for these input dims (made now if needed), summarized.
+  PlanSummary summary(const std::vector<std::vector<int64_t>>& input_dims);
+  int plans() const { return static_cast<int>(plans_.size()); }
+
+ private:
+  using Signature = std::vector<std::vector<int64_t>>;
+  Plan& plan_for(const Signature& sig);
+
+  Model model_;
+  EngineOptions opts_;
+  std::vector<const Value*> inputs_;
+  std::vector<const Value*> outputs_;
+  std::unique_ptr<WeightCache> weights_;
+  std::map<Signature, std::unique_ptr<Plan>> plans_;
+  std::vector<Signature> plan_order_;  // oldest first, for eviction
+  std::mutex mu_;
+};
+
+}  // namespace kiln::engine

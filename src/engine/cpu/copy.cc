@@ -1,0 +1,140 @@
+// Concat, Split, Slice and Gather: copies of contiguous runs, split over the threads.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "engine/cpu/layout.h"
+#include "engine/cpu/parallel.h"
+#include "support/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+constexpr int64_t kGrainBytes = 256 << 10;
+
+int64_t tasks_per_thread(int64_t bytes_per_task) {
+  return std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(bytes_per_task, 1));
+}
+
+// Copies `count` runs of `run` bytes: run t goes from src(t) to dst(t).
+template <class Src, class Dst>
+void copy_runs(int64_t count, int64_t run, Src src, Dst dst) {
+  parallel_for(count, tasks_per_thread(run), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) std::memcpy(dst(t), src(t), run);
+  }, 1);
+}
+
+// Concat and Split walk the same pieces: for row o of the joined tensor and part j, calls
+// fn(j, joined_offset, part_offset, bytes) (byte offsets), over the threads.
+template <class F>
+void for_each_piece(std::span<const int64_t> lens, int64_t outer, int64_t inner, size_t elem_size,
+                    F fn) {
+  const int64_t k = static_cast<int64_t>(lens.size());
+  std::vector<int64_t> part_bytes(k), offset(k);
+  int64_t row_bytes = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    part_bytes[j] = lens[j] * inner * static_cast<int64_t>(elem_size);
+    offset[j] = row_bytes;
+    row_bytes += part_bytes[j];
+  }
+  if (outer == 0 || row_bytes == 0) return;
+  parallel_for(outer * k, tasks_per_thread(row_bytes / k + 1), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / k, j = t % k;
+      fn(j, o * row_bytes + offset[j], o * part_bytes[j], part_bytes[j]);
+    }
+  }, 1);
+}
+
+template <class I>
+void gather_typed(const void* x, int64_t outer, int64_t n, int64_t inner, const I* indices,
+                  int64_t count, void* y, size_t elem_size) {
+  std::vector<int64_t> rows(count);
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t i = static_cast<int64_t>(indices[j]);
+    KILN_CHECK(i >= -n && i < n, ErrorKind::kRuntime, "Gather: index {} out of range [-{}, {})",
+               i, n, n);
+    rows[j] = i < 0 ? i + n : i;
+  }
+  const int64_t row_bytes = inner * static_cast<int64_t>(elem_size);
+  if (row_bytes == 0) return;
+  const auto* src = static_cast<const unsigned char*>(x);
+  auto* dst = static_cast<unsigned char*>(y);
+  copy_runs(outer * count, row_bytes,
+            [&](int64_t t) { return src + ((t / count) * n + rows[t % count]) * row_bytes; },
+            [&](int64_t t) { return dst + t * row_bytes; });
+}
+
+}  // namespace
+
+void concat(std::span<const void* const> xs, std::span<const int64_t> lens, int64_t outer,
+            int64_t inner, void* y, size_t elem_size) {
+  auto* dst = static_cast<unsigned char*>(y);
+  for_each_piece(lens, outer, inner, elem_size, [&](int64_t j, int64_t whole, int64_t part, int64_t n) {
+    std::memcpy(dst + whole, static_cast<const unsigned char*>(xs[j]) + part, n);
+  });
+}
+
+void split(const void* x, std::span<void* const> ys, std::span<const int64_t> lens, int64_t outer,
+           int64_t inner, size_t elem_size) {
+  const auto* src = static_cast<const unsigned char*>(x);
+  for_each_piece(lens, outer, inner, elem_size, [&](int64_t j, int64_t whole, int64_t part, int64_t n) {
+    std::memcpy(static_cast<unsigned char*>(ys[j]) + part, src + whole, n);
+  });
+}
+
+void slice(const void* x, std::span<const int64_t> x_dims, std::span<const int64_t> starts,
+           std::span<const int64_t> steps, void* y, std::span<const int64_t> y_dims,
+           size_t elem_size) {
+  const int rank = static_cast<int>(x_dims.size());
+  int64_t numel = 1;
+  for (int64_t d : y_dims) numel *= d;
+  if (numel == 0) return;
+  if (rank == 0) {
+    std::memcpy(y, x, elem_size);
+    return;
+  }
+  // Trailing axes taken whole form one contiguous block; the axis before them (`axis`) is either
+  // copied as one run of block * y_dims[axis] (step 1) or block by block.
+  int axis = rank - 1;
+  int64_t block = static_cast<int64_t>(elem_size);
+  while (axis > 0 && starts[axis] == 0 && steps[axis] == 1 && y_dims[axis] == x_dims[axis]) {
+    block *= x_dims[axis];
+    --axis;
+  }
+  std::vector<int64_t> x_stride(rank);  // bytes
+  int64_t s = static_cast<int64_t>(elem_size);
+  for (int d = rank - 1; d >= 0; --d) {
+    x_stride[d] = s;
+    s *= x_dims[d];
+  }
+  const bool one_run = steps[axis] == 1;
+  const int64_t run = one_run ? block * y_dims[axis] : block;
+  const int64_t runs_per_row = one_run ? 1 : y_dims[axis];
+  int64_t rows = 1;  // index combinations of the axes before `axis`
+  for (int d = 0; d < axis; ++d) rows *= y_dims[d];
+  const auto* src = static_cast<const unsigned char*>(x);
+  auto* dst = static_cast<unsigned char*>(y);
+  auto src_of = [&](int64_t t) {
+    int64_t row = t / runs_per_row, j = t % runs_per_row;
+    int64_t off = (starts[axis] + j * steps[axis]) * x_stride[axis];
+    for (int d = axis - 1; d >= 0; --d) {
+      off += (starts[d] + row % y_dims[d] * steps[d]) * x_stride[d];
+      row /= y_dims[d];
+    }
+    return src + off;
+  };
+  copy_runs(rows * runs_per_row, run, src_of, [&](int64_t t) { return dst + t * run; });
+}
+
+void gather(const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* indices,
+            int64_t count, void* y, size_t elem_size) {
+  gather_typed(x, outer, n, inner, indices, count, y, elem_size);
+}
+
+void gather(const void* x, int64_t outer, int64_t n, int64_t inner, const int32_t* indices,
+            int64_t count, void* y, size_t elem_size) {
+  gather_typed(x, outer, n, inner, indices, count, y, elem_size);
+}
+
+}  // namespace kiln::cpu

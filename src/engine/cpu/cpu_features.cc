@@ -1,0 +1,111 @@
+// CPU feature detection (cpuid, xgetbv) and the active ISA.
+#include "engine/cpu/cpu_features.h"
+
+#include <cpuid.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "support/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+struct CpuidRegs {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+CpuidRegs cpuid(unsigned leaf, unsigned subleaf) {
+  CpuidRegs r;
+  if (!__get_cpuid_count(leaf, subleaf, &r.eax, &r.ebx, &r.ecx, &r.edx)) return {};
+  return r;
+}
+
+bool bit(unsigned reg, int n) { return (reg >> n) & 1u; }
+
+// XCR0: which register states the OS saves on a context switch.
+uint64_t xcr0() {
+  uint32_t lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (uint64_t{hi} << 32) | lo;
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  const CpuidRegs l1 = cpuid(1, 0);
+  const bool osxsave = bit(l1.ecx, 27);
+  if (!osxsave) return f;
+  const uint64_t xcr = xcr0();
+  const bool os_ymm = (xcr & 0x6) == 0x6;     // SSE and AVX state
+  const bool os_zmm = (xcr & 0xe6) == 0xe6;   // + opmask, ZMM0-15 upper halves, ZMM16-31
+  if (!os_ymm) return f;
+  const CpuidRegs l7 = cpuid(7, 0);
+  const CpuidRegs l7s1 = cpuid(7, 1);
+  f.fma = bit(l1.ecx, 12) && bit(l1.ecx, 28);  // FMA3 and AVX
+  f.avx2 = bit(l7.ebx, 5) && bit(l1.ecx, 28);
+  if (os_zmm) {
+    f.avx512f = bit(l7.ebx, 16);
+    f.avx512dq = f.avx512f && bit(l7.ebx, 17);
+    f.avx512bw = f.avx512f && bit(l7.ebx, 30);
+    f.avx512vl = f.avx512f && bit(l7.ebx, 31);
+    f.avx512_vnni = f.avx512f && bit(l7.ecx, 11);
+    f.avx512_bf16 = f.avx512f && bit(l7s1.eax, 5);
+  }
+  return f;
+}
+
+Isa parse_isa_cap(const char* s) {
+  const std::string_view v = s;
+  if (v == "scalar") return Isa::kScalar;
+  if (v == "avx2") return Isa::kAvx2;
+  if (v == "avx512") return Isa::kAvx512;
+  fail(ErrorKind::kBadInput, "KILN_CPU_ISA='{}': expected scalar, avx2 or avx512", v);
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures f = detect();
+  return f;
+}
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+bool isa_supported(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return f.avx2 && f.fma;
+    case Isa::kAvx512: return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.fma;
+  }
+  return false;
+}
+
+std::vector<Isa> supported_isas() {
+  std::vector<Isa> v;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512})
+    if (isa_supported(isa)) v.push_back(isa);
+  return v;
+}
+
+Isa best_isa() {
+  static const Isa best = [] {
+    Isa widest = supported_isas().back();
+    if (const char* cap = std::getenv("KILN_CPU_ISA"); cap && *cap) {
+      const Isa c = parse_isa_cap(cap);
+      if (c < widest) widest = c;
+    }
+    return widest;
+  }();
+  return best;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,162 @@
+// Fused elementwise programs against the same ops run one by one through the reference kernels.
+#include "engine/cpu/fused_elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/cpu/reference_op.h"
+#include "engine/cpu/test_support.h"
+#include "support/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+Tensor run_program(const EwProgram& p, const std::vector<Tensor>& inputs,
+                   std::vector<int64_t> y_dims) {
+  std::vector<EwInput> in;
+  for (const Tensor& t : inputs) in.push_back({t.data<float>(), t.dims()});
+  Tensor y(DataType::kFloat, std::move(y_dims));
+  run_fused(p, in, y.data<float>(), y.dims());
+  return y;
+}
+
+// Gelu written out as ops, as exporters emit it: x * 0.5 * (1 + erf(x / sqrt(2))).
+EwProgram gelu_program() {
+  EwProgram p;
+  const EwValue x = p.input(0);
+  const EwValue e = p.unary(UnaryOp::kErf, p.binary(BinaryOp::kDiv, x, p.constant(1.41421356f)));
+  p.set_result(p.binary(BinaryOp::kMul, p.binary(BinaryOp::kMul, x, p.constant(0.5f)),
+                        p.binary(BinaryOp::kAdd, e, p.constant(1.0f))));
+  return p;
+}
+
+class CpuFused : public IsaTest {};
+
+TEST_P(CpuFused, GeluChainMatchesTheReferenceOpByOp) {
+  std::mt19937 rng(1);
+  for (int64_t n : {0, 1, 15, 17, 1023, 70001}) {
+    SCOPED_TRACE(n);
+    const Tensor x = random_tensor({n}, rng, -6.0f, 6.0f);
+    const Tensor sqrt2 = Tensor::scalar(DataType::kFloat, 1.41421356f);
+    const Tensor half = Tensor::scalar(DataType::kFloat, 0.5f);
+    const Tensor one = Tensor::scalar(DataType::kFloat, 1.0f);
+    const Tensor e = ReferenceOp("Erf").run1({ReferenceOp("Div").run1({x, sqrt2})});
+    const Tensor want = ReferenceOp("Mul").run1(
+        {ReferenceOp("Mul").run1({x, half}), ReferenceOp("Add").run1({e, one})});
+    // Only erf differs from the reference's erff (a few ulp, absolute near 1 + erf = 0).
+    EXPECT_TRUE(tensors_near(run_program(gelu_program(), {x}, {n}), want, 4, 4e-7f));
+  }
+}
+
+TEST_P(CpuFused, BiasAddReluOverChannelsIsExact) {
+  std::mt19937 rng(2);
+  // Rows (H x W) shorter than a block: the bias is copied per block; longer: read in place.
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 16, 7, 9}, {2, 8, 40, 40}}) {
+    SCOPED_TRACE(dims_to_string(dims));
+    const Tensor x = random_tensor(dims, rng), bias = random_tensor({dims[1], 1, 1}, rng);
+    EwProgram p;
+    p.set_result(p.unary(UnaryOp::kRelu, p.binary(BinaryOp::kAdd, p.input(0), p.input(1))));
+    const Tensor want = ReferenceOp("Relu").run1({ReferenceOp("Add").run1({x, bias})});
+    EXPECT_TRUE(tensors_near(run_program(p, {x, bias}, x.dims()), want, 0));
+  }
+}
+
+TEST_P(CpuFused, InputsWithDifferentBroadcastsAndReversedOperands) {
+  std::mt19937 rng(3);
+  // (a + b) * c - 2 / a, then Max with d: a full, b per channel, c per last axis, d a scalar.
+  const Tensor a = random_tensor({3, 5, 33}, rng), b = random_tensor({5, 1}, rng),
+               c = random_tensor({33}, rng), d = random_tensor({}, rng);
+  EwProgram p;
+  const EwValue s = p.binary(BinaryOp::kMul, p.binary(BinaryOp::kAdd, p.input(0), p.input(1)),
+                             p.input(2));
+  const EwValue q = p.binary(BinaryOp::kDiv, p.constant(2.0f), p.input(0));
+  p.set_result(p.binary(BinaryOp::kMax, p.binary(BinaryOp::kSub, s, q), p.input(3)));
+  const Tensor two = Tensor::scalar(DataType::kFloat, 2.0f);
+  const Tensor ws = ReferenceOp("Mul").run1({ReferenceOp("Add").run1({a, b}), c});
+  const Tensor wq = ReferenceOp("Div").run1({two, a});
+  const Tensor want = ReferenceOp("Max").run1({ReferenceOp("Sub").run1({ws, wq}), d});
+  EXPECT_TRUE(tensors_near(run_program(p, {a, b, c, d}, a.dims()), want, 0));
+}
+
+TEST_P(CpuFused, OutputBroadcastBeyondEveryInput) {
+  std::mt19937 rng(4);
+  const Tensor a = random_tensor({4, 1}, rng), b = random_tensor({1, 300}, rng);
+  EwProgram p;
+  p.set_result(p.unary(UnaryOp::kTanh, p.binary(BinaryOp::kMul, p.input(0), p.input(1))));
+  const Tensor want = ReferenceOp("Tanh").run1({ReferenceOp("Mul").run1({a, b})});
+  EXPECT_TRUE(tensors_near(run_program(p, {a, b}, {4, 300}), want, 2));
+}
+
+TEST_P(CpuFused, RunsInPlaceOverItsFullInput) {
+  std::mt19937 rng(5);
+  const Tensor x = random_tensor({1000}, rng);
+  Tensor y = x.clone();
+  EwProgram p;
+  p.set_result(p.binary(BinaryOp::kAdd, p.unary(UnaryOp::kSigmoid, p.input(0)), p.input(0)));
+  const std::vector<EwInput> in = {{y.data<float>(), y.dims()}};
+  run_fused(p, in, y.data<float>(), y.dims());
+  const Tensor want = ReferenceOp("Add").run1({ReferenceOp("Sigmoid").run1({x}), x});
+  EXPECT_TRUE(tensors_near(y, want, 4, 3e-7f));  // absolute where the sum cancels
+}
+
+TEST_P(CpuFused, ResultWithoutInstructions) {
+  std::mt19937 rng(6);
+  const Tensor x = random_tensor({3, 5}, rng);
+  EwProgram copy;
+  copy.set_result(copy.input(0));
+  EXPECT_TRUE(tensors_near(run_program(copy, {x}, {3, 5}), x, 0));
+  EwProgram fill;
+  fill.set_result(EwProgram::constant(2.5f));
+  const Tensor y = run_program(fill, {}, {2, 2});
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(y.data<float>()[i], 2.5f);
+}
+
+TEST_P(CpuFused, ConstantOperandsOnly) {
+  EwProgram p;
+  p.set_result(p.unary(UnaryOp::kExp, p.binary(BinaryOp::kAdd, p.constant(1.0f), p.constant(-1.0f))));
+  const Tensor y = run_program(p, {}, {5});
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(y.data<float>()[i], 1.0f);
+}
+
+TEST(CpuFusedProgram, BuffersAreReusedByLiveness) {
+  // A straight chain needs one buffer, whatever its length (each op runs in place).
+  EwProgram chain;
+  EwValue v = chain.input(0);
+  for (int i = 0; i < 20; ++i) v = chain.unary(i % 2 ? UnaryOp::kRelu : UnaryOp::kNeg, v);
+  chain.set_result(v);
+  EXPECT_EQ(chain.num_regs(), 1) << chain.to_string();
+  // The Gelu chain keeps x * 0.5 alive while erf runs: two.
+  EXPECT_EQ(gelu_program().num_regs(), 2) << gelu_program().to_string();
+}
+
+TEST(CpuFusedProgram, TooManyLiveValuesIsUnsupported) {
+  // Nine values alive at once, summed at the end.
+  EwProgram p;
+  std::vector<EwValue> live;
+  for (int i = 0; i < 9; ++i) live.push_back(p.unary(UnaryOp::kExp, p.input(i % 2)));
+  EwValue sum = live[0];
+  for (int i = 1; i < 9; ++i) sum = p.binary(BinaryOp::kAdd, sum, live[i]);
+  try {
+    p.set_result(sum);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+  }
+  EXPECT_FALSE(p.finished());  // so run_fused refuses it
+}
+
+TEST(CpuFusedProgram, MissingInputsAreAnError) {
+  EwProgram p;
+  p.set_result(p.binary(BinaryOp::kAdd, p.input(0), p.input(1)));
+  const float x[2] = {1, 2};
+  const std::vector<int64_t> dims = {2};
+  const std::vector<EwInput> in = {{x, dims}};
+  float y[2];
+  EXPECT_THROW(run_fused(p, in, y, dims), Error);
+}
+
+KILN_INSTANTIATE_FOR_ISAS(CpuFused);
+
+}  // namespace
+}  // namespace kiln::cpu

@@ -1,0 +1,54 @@
+// The single-threaded kernels one ISA provides, as a table of function pointers. The public
+// functions (elementwise.cc, softmax.cc, ...) split the work into chunks for the OpenMP threads and
+// call the table of the active ISA; kernels_<isa>.cc fill one table each from kernels_impl.h.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/elementwise.h"
+#include "engine/cpu/reduce.h"
+
+namespace kiln::cpu {
+
+struct KernelTable {
+  Isa isa;
+  int width;  // float lanes per register
+
+  // y[i] = op(x[i]), i < n; y may be x.
+  void (*unary)(UnaryOp op, UnaryParams p, const float* x, float* y, int64_t n);
+  // y[i] = a[i] op b[i]; a[i] op s; s op b[i].
+  void (*binary_vv)(BinaryOp op, const float* a, const float* b, float* y, int64_t n);
+  void (*binary_vs)(BinaryOp op, const float* a, float s, float* y, int64_t n);
+  void (*binary_sv)(BinaryOp op, float s, const float* b, float* y, int64_t n);
+
+  // Softmax / LogSoftmax of `rows` rows of `len` contiguous values.
+  void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t len, bool log);
+  // The same along the middle axis of [len, stride] (stride > 1), for columns [0, cols).
+  void (*softmax_strided)(const float* x, float* y, int64_t len, int64_t stride, int64_t cols,
+                          bool log);
+
+  // LayerNormalization (rms: RMSNormalization, no mean, no bias) of `rows` rows of `cols`.
+  void (*norm_rows)(const float* x, const float* scale, const float* bias, float* y, int64_t rows,
+                    int64_t cols, float epsilon, bool rms, float* mean, float* inv_std);
+
+  // y[r] = reduction of row r of [rows, len] (a mean divides by len).
+  void (*reduce_rows)(ReduceOp op, const float* x, float* y, int64_t rows, int64_t len);
+  // y[i] = reduction over k of x[k * stride + i], for i < cols (a column block).
+  void (*reduce_cols)(ReduceOp op, const float* x, float* y, int64_t len, int64_t stride,
+                      int64_t cols);
+
+  // 4-byte elements: y[c * ldy + r] = x[r * ldx + c] for r < rows, c < cols.
+  void (*transpose_4b)(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
+                       int64_t cols);
+};
+
+namespace scalar { const KernelTable& kernel_table(); }
+namespace avx2 { const KernelTable& kernel_table(); }
+namespace avx512 { const KernelTable& kernel_table(); }
+
+const KernelTable& kernel_table(Isa isa);
+// The active ISA's table: best_isa()'s, chosen on first use (set_active_isa switches it).
+const KernelTable& kernels();
+
+}  // namespace kiln::cpu

@@ -1,0 +1,13 @@
+// Every header the per-ISA kernel files use, included before their `#pragma GCC target`: code
+// from these headers (inline functions, templates) must be compiled for the baseline x86-64, or
+// an AVX-512 copy of, say, std::min could be the one the linker keeps for the whole program.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "engine/cpu/kernels.h"

@@ -1,0 +1,13 @@
+// Options of the fast engine (src/engine): threads and limits.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::engine {
+
+struct EngineOptions {
+  int threads = 0;              // OpenMP threads for kernels (oneDNN shares them); 0: the default
+  int64_t allocation_cap = 0;   // bytes for one tensor; 0: the default (support/limits.h)
+};
+
+}  // namespace kiln::engine

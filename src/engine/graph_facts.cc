@@ -1,0 +1,171 @@
+#include "engine/graph_facts.h"
+
+#include <algorithm>
+
+#include "ops/infer.h"
+#include "ops/op.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+namespace {
+
+bool has_subgraph(const Node& n) {
+  for (const auto& a : n.attrs)
+    if (a.g || !a.graphs.empty()) return true;
+  return false;
+}
+
+// Values of `main` read from inside g (and the graphs nested in it).
+void outer_reads(const Graph& g, const Graph& main, std::vector<const Value*>& out) {
+  for (const auto& n : g.nodes()) {
+    for (const Value* v : n->inputs)
+      if (v && v->owner == &main) out.push_back(v);
+    for (const auto& a : n->attrs) {
+      if (a.g) outer_reads(*a.g, main, out);
+      for (const auto& sg : a.graphs) outer_reads(*sg, main, out);
+    }
+  }
+  for (const Value* v : g.outputs)
+    if (v->owner == &main) out.push_back(v);
+}
+
+}  // namespace
+
+GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims)
+    : graph_(*model.graph) {
+  Graph& g = *model.graph;
+  // Inference with the fed shapes in place of the declared ones, then the declared ones back.
+  std::vector<std::pair<Value*, TypeInfo>> saved;
+  size_t k = 0;
+  for (Value* v : g.inputs) {
+    if (v->is_constant()) continue;
+    if (k < input_dims.size() && v->type.is_tensor()) {
+      saved.emplace_back(v, v->type);
+      v->type.shape = shape_of(input_dims[k]);
+    }
+    ++k;
+  }
+  InferFacts inferred;
+  try {
+    infer_shapes(model, {}, &inferred);
+  } catch (...) {
+    for (auto& [v, t] : saved) v->type = t;
+    throw;
+  }
+  for (auto& [v, t] : saved) {
+    dims_[v] = *known_dims(*v->type.shape);
+    v->type = t;
+  }
+  for (size_t i = 0; i < g.nodes().size(); ++i) position_[g.nodes()[i].get()] = static_cast<int>(i);
+  for (const Value* v : g.outputs) outputs_.insert(v);
+  record_dims(model);
+  collect_reads();
+  fold_constants(inferred.constants);
+}
+
+void GraphFacts::record_dims(const Model& model) {
+  auto record = [&](const Value* v) {
+    if (!v || dims_.contains(v) || !v->type.is_tensor() || !v->type.shape) return;
+    if (auto d = known_dims(*v->type.shape)) dims_[v] = std::move(*d);
+  };
+  for (const Value* v : graph_.initializers) record(v);
+  for (const auto& n : graph_.nodes()) {
+    for (const Value* v : n->inputs) record(v);
+    for (const Value* v : n->outputs) record(v);
+  }
+}
+
+void GraphFacts::collect_reads() {
+  for (const auto& n : graph_.nodes()) {
+    std::vector<const Value*> r;
+    for (const Value* v : n->inputs)
+      if (v) r.push_back(v);
+    for (const auto& a : n->attrs) {
+      if (a.g) outer_reads(*a.g, graph_, r);
+      for (const auto& sg : a.graphs) outer_reads(*sg, graph_, r);
+    }
+    std::vector<const Value*> unique;
+    for (const Value* v : r)
+      if (std::find(unique.begin(), unique.end(), v) == unique.end()) unique.push_back(v);
+    for (const Value* v : unique) consumers_[v].push_back(n.get());
+    reads_[n.get()] = std::move(unique);
+  }
+}
+
+void GraphFacts::fold_constants(const std::unordered_map<const Value*, Tensor>& inferred) {
+  for (const auto& np : graph_.nodes()) {
+    const Node& n = *np;
+    bool all_inferred = true;
+    for (const Value* out : n.outputs)
+      if (out && !inferred.contains(out)) all_inferred = false;
+    if (all_inferred) {
+      for (const Value* out : n.outputs)
+        if (out) constants_[out] = inferred.at(out);
+      folded_.insert(&n);
+      continue;
+    }
+    const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
+    if (!schema || !schema->kernel || !schema->deterministic || has_subgraph(n)) continue;
+    std::vector<RtValue> in(n.inputs.size());
+    std::vector<const RtValue*> ptrs(n.inputs.size(), nullptr);
+    bool all_constant = true;
+    for (size_t i = 0; i < n.inputs.size() && all_constant; ++i) {
+      if (!n.inputs[i]) continue;
+      const Tensor* c = constant(n.inputs[i]);
+      if (!c) all_constant = false;
+      else in[i] = RtValue::of(*c), ptrs[i] = &in[i];
+    }
+    if (!all_constant) continue;
+    std::vector<RtValue> outs;
+    try {
+      KernelContext ctx(n, ptrs, outs, nullptr);
+      schema->kernel(ctx);
+    } catch (const Error&) {
+      continue;  // the run reports it, as the reference runtime would
+    }
+    bool complete = true;
+    for (int i = 0; i < n.num_outputs(); ++i)
+      if (n.outputs[i] && (i >= static_cast<int>(outs.size()) || !outs[i].is_tensor()))
+        complete = false;
+    if (!complete) continue;
+    for (int i = 0; i < n.num_outputs(); ++i) {
+      const Value* out = n.outputs[i];
+      if (!out) continue;
+      dims_[out] = outs[i].tensor.dims();
+      constants_[out] = std::move(outs[i].tensor);
+    }
+    folded_.insert(&n);
+  }
+}
+
+const std::vector<int64_t>* GraphFacts::dims(const Value* v) const {
+  if (v->is_constant()) return &v->data.dims();
+  auto it = dims_.find(v);
+  return it == dims_.end() ? nullptr : &it->second;
+}
+
+const Tensor* GraphFacts::constant(const Value* v) const {
+  if (v->is_constant()) return &v->data;
+  auto it = constants_.find(v);
+  return it == constants_.end() ? nullptr : &it->second;
+}
+
+const std::vector<const Node*>& GraphFacts::consumers(const Value* v) const {
+  static const std::vector<const Node*> none;
+  auto it = consumers_.find(v);
+  return it == consumers_.end() ? none : it->second;
+}
+
+const std::vector<const Value*>& GraphFacts::reads(const Node* n) const { return reads_.at(n); }
+
+bool GraphFacts::only_used_by(const Value* v, std::initializer_list<const Node*> nodes) const {
+  if (is_graph_output(v)) return false;
+  const auto& c = consumers(v);
+  if (c.size() != nodes.size()) return false;
+  for (const Node* n : nodes)
+    if (std::find(c.begin(), c.end(), n) == c.end()) return false;
+  return true;
+}
+
+}  // namespace kiln::engine

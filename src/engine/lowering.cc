@@ -1,0 +1,262 @@
+#include "engine/lowering.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "engine/onednn/dnnl_context.h"
+#include "engine/onednn/reorder_step.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+namespace {
+
+// Ops whose lowering may make their output a view of their input's buffer.
+bool may_alias(const Node& n) {
+  static const std::unordered_set<std::string> ops = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                                      "Identity"};
+  return n.domain.empty() && ops.contains(n.op_type);
+}
+
+}  // namespace
+
+std::vector<const Node*> Group::members() const {
+  std::vector<const Node*> m(prologue.begin(), prologue.end());
+  m.push_back(anchor);
+  for (const EpilogueUnit& u : epilogue) m.insert(m.end(), u.nodes.begin(), u.nodes.end());
+  return m;
+}
+
+Lowering::Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights)
+    : facts_(facts), plan_(plan), weights_(weights) {}
+
+Lowering::~Lowering() = default;
+
+void Lowering::lower() {
+  group_nodes();
+  schedule();
+  for (const Value* v : facts_.graph().inputs) {
+    if (v->is_constant()) continue;
+    const int s = define(v);
+    plan_.slots[s].source = SlotInfo::Source::kInput;
+    plan_.input_slots.push_back(s);
+  }
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    current_ = static_cast<int>(i);
+    build_group(groups_[i]);
+  }
+  current_ = static_cast<int>(groups_.size());
+  for (const Value* v : facts_.graph().outputs) {
+    current_node_ = v->producer;
+    plan_.output_slots.push_back(plain(v));
+  }
+}
+
+void Lowering::group_nodes() {
+  const KernelTable& table = KernelTable::global();
+  const auto& nodes = facts_.graph().nodes();
+  auto try_impls = [&](const Node& n, bool fusing_only) {
+    const MatchContext ctx{facts_, claimed_, false};
+    for (const KernelImpl* impl : table.find(n, facts_)) {
+      if (fusing_only && !impl->fuses) continue;
+      Group g{.impl = impl, .anchor = &n};
+      if (!impl->match(n, ctx, g)) continue;
+      for (const Node* m : g.members()) claimed_.insert(m);
+      groups_.push_back(std::move(g));
+      return true;
+    }
+    return false;
+  };
+  // Fusing implementations first, so that a node another group would absorb is still free.
+  for (const auto& n : nodes)
+    if (!facts_.folded(n.get()) && !claimed_.contains(n.get())) try_impls(*n, true);
+  for (const auto& n : nodes) {
+    if (facts_.folded(n.get()) || claimed_.contains(n.get())) continue;
+    if (try_impls(*n, false)) continue;
+    claimed_.insert(n.get());
+    groups_.push_back(Group{.impl = &KernelTable::reference(), .anchor = n.get()});
+  }
+}
+
+void Lowering::schedule() {
+  for (Group& g : groups_) {
+    g.position = 0;
+    for (const Node* m : g.members()) g.position = std::max(g.position, facts_.position(m));
+  }
+  std::stable_sort(groups_.begin(), groups_.end(),
+                   [](const Group& a, const Group& b) { return a.position < b.position; });
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    const auto members = groups_[i].members();
+    std::unordered_set<const Value*> made;
+    for (const Node* m : members)
+      for (const Value* v : m->outputs)
+        if (v) made.insert(v);
+    for (const Node* m : members)
+      for (const Value* v : facts_.reads(m))
+        if (!made.contains(v)) last_read_[v] = static_cast<int>(i);
+  }
+  // A view keeps the viewed buffer alive as long as the view is read.
+  const auto& nodes = facts_.graph().nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node& n = **it;
+    if (!may_alias(n) || !n.has_input(0) || !n.outputs[0]) continue;
+    auto out = last_read_.find(n.outputs[0]);
+    if (out != last_read_.end())
+      last_read_[n.inputs[0]] = std::max(last_read_[n.inputs[0]], out->second);
+  }
+  for (const Value* v : facts_.graph().outputs) last_read_[v] = INT_MAX;
+}
+
+void Lowering::build_group(Group& g) {
+  current_node_ = g.anchor;
+  const Group full = g;
+  bool ok = false;
+  try {
+    ok = g.impl->build(g, *this);
+  } catch (const dnnl::error&) {
+    ok = false;
+  }
+  if (!ok) {
+    auto members = full.members();
+    std::sort(members.begin(), members.end(), [&](const Node* a, const Node* b) {
+      return facts_.position(a) < facts_.position(b);
+    });
+    for (const Node* m : members) lower_standalone(m, m == full.anchor ? full.impl : nullptr);
+    return;
+  }
+  std::vector<const Node*> dropped;
+  for (size_t u = g.epilogue.size(); u < full.epilogue.size(); ++u)
+    dropped.insert(dropped.end(), full.epilogue[u].nodes.begin(), full.epilogue[u].nodes.end());
+  std::sort(dropped.begin(), dropped.end(), [&](const Node* a, const Node* b) {
+    return facts_.position(a) < facts_.position(b);
+  });
+  for (const Node* m : dropped) lower_standalone(m, nullptr);
+}
+
+void Lowering::lower_standalone(const Node* n, const KernelImpl* skip) {
+  current_node_ = n;
+  const MatchContext ctx{facts_, claimed_, true};
+  for (const KernelImpl* impl : KernelTable::global().find(*n, facts_)) {
+    if (impl == skip) continue;
+    Group g{.impl = impl, .anchor = n, .position = facts_.position(n)};
+    if (!impl->match(*n, ctx, g)) continue;
+    bool ok = false;
+    try {
+      ok = impl->build(g, *this);
+    } catch (const dnnl::error&) {
+      ok = false;
+    }
+    if (ok && g.epilogue.empty() && g.prologue.empty()) return;
+    KILN_ASSERT(!ok, "a standalone build fused other nodes");
+  }
+  Group g{.impl = &KernelTable::reference(), .anchor = n, .position = facts_.position(n)};
+  KernelTable::reference().build(g, *this);
+}
+
+const Lowering::ValueSlots& Lowering::slots_of(const Value* v) const {
+  auto it = values_.find(v);
+  if (it == values_.end())
+    fail(ErrorKind::kRuntime, "internal error: value '{}' is read before it is made", v->name);
+  return it->second;
+}
+
+int Lowering::constant_slot(const Value* v) {
+  auto it = values_.find(v);
+  if (it != values_.end()) return it->second.primary;
+  const Tensor* c = facts_.constant(v);
+  SlotInfo s{.name = v->name, .dtype = c->dtype(), .dims = c->dims(),
+             .source = SlotInfo::Source::kConstant, .constant = RtValue::of(*c)};
+  const int id = plan_.add_slot(std::move(s));
+  slot_value_.push_back(v);
+  slot_planned_.push_back(false);
+  slot_alias_of_.push_back(-1);
+  values_[v].primary = id;
+  return id;
+}
+
+std::optional<dnnl::memory::desc> Lowering::layout(const Value* v) const {
+  if (facts_.constant(v)) return std::nullopt;
+  return plan_.slots[slots_of(v).primary].md;
+}
+
+int Lowering::plain(const Value* v) {
+  if (facts_.constant(v)) return constant_slot(v);
+  const ValueSlots& vs = slots_of(v);
+  const SlotInfo& p = plan_.slots[vs.primary];
+  if (!p.md) return vs.primary;
+  return in_layout(v, plain_md(*p.dims, p.md->data_type()));
+}
+
+int Lowering::in_layout(const Value* v, const dnnl::memory::desc& md) {
+  const int src = facts_.constant(v) ? constant_slot(v) : slots_of(v).primary;
+  const SlotInfo from = plan_.slots[src];  // a copy: adding slots moves them
+  const auto dt = dnnl_dtype(from.dtype);
+  KILN_ASSERT(dt && from.dims, "a layout asked for a value oneDNN cannot describe");
+  const dnnl::memory::desc from_md = from.md ? *from.md : plain_md(*from.dims, *dt);
+  if (from_md == md) return src;
+  for (int s : values_[v].variants) {
+    const SlotInfo& si = plan_.slots[s];
+    if ((si.md ? *si.md : plain_md(*si.dims, *dt)) == md) return s;
+  }
+  SlotInfo s{.name = v->name, .dtype = from.dtype, .dims = from.dims};
+  if (!is_plain(md)) s.md = md;
+  const int dst = plan_.add_slot(std::move(s));
+  slot_value_.push_back(v);
+  slot_planned_.push_back(false);
+  slot_alias_of_.push_back(-1);
+  values_[v].variants.push_back(dst);
+  add(make_reorder_step(current_node_, *from.dims, src, from_md, dst, md));
+  return dst;
+}
+
+int Lowering::define(const Value* v, std::optional<dnnl::memory::desc> md) {
+  KILN_ASSERT(!values_.contains(v), "a value defined twice");
+  SlotInfo s{.name = v->name, .dtype = facts_.dtype(v)};
+  if (const auto* d = facts_.dims(v)) s.dims = *d;
+  if (md && !is_plain(*md)) s.md = *md;
+  const int id = plan_.add_slot(std::move(s));
+  slot_value_.push_back(v);
+  slot_planned_.push_back(false);
+  slot_alias_of_.push_back(-1);
+  values_[v].primary = id;
+  return id;
+}
+
+int Lowering::writable_copy(const Value* v, const dnnl::memory::desc& md) {
+  if (!facts_.constant(v)) {
+    const int s = in_layout(v, md);
+    if (dies_here(s)) return s;
+  }
+  const int src = facts_.constant(v) ? constant_slot(v) : slots_of(v).primary;
+  const SlotInfo from = plan_.slots[src];  // a copy: adding slots moves them
+  const dnnl::memory::desc from_md = from.md ? *from.md : plain_md(*from.dims, md.data_type());
+  SlotInfo s{.name = v->name, .dtype = from.dtype, .dims = from.dims};
+  if (!is_plain(md)) s.md = md;
+  const int dst = plan_.add_slot(std::move(s));
+  slot_value_.push_back(nullptr);
+  slot_planned_.push_back(false);
+  slot_alias_of_.push_back(-1);
+  add(make_reorder_step(current_node_, *from.dims, src, from_md, dst, md));
+  return dst;
+}
+
+bool Lowering::dies_here(int slot) const {
+  for (int s = slot; s >= 0; s = slot_alias_of_[s]) {
+    const Value* v = slot_value_[s];
+    if (!v || !slot_planned_[s] || facts_.is_graph_output(v)) return false;
+    auto it = last_read_.find(v);
+    if (it != last_read_.end() && it->second > current_) return false;
+  }
+  return true;
+}
+
+void Lowering::add(std::unique_ptr<Step> step) {
+  for (const StepOutput& o : step->outputs) {
+    slot_planned_[o.slot] = o.memory == OutputMemory::kPlanned ||
+                            (o.memory == OutputMemory::kAlias && slot_planned_[o.share]);
+    if (o.memory == OutputMemory::kAlias) slot_alias_of_[o.slot] = o.share;
+  }
+  plan_.steps.push_back(std::move(step));
+}
+
+}  // namespace kiln::engine

@@ -1,0 +1,78 @@
+// Lowering: the main graph, for one set of input shapes, becomes a Plan. Nodes are grouped (each
+// group: the first implementation in the dispatch table that accepts it, fusing its neighbours
+// where it can), groups are scheduled at their last member, and each group's implementation
+// emits its steps, asking the lowering for its inputs in the layouts it wants.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/graph_facts.h"
+#include "engine/group.h"
+#include "engine/kernel_table.h"
+#include "engine/plan.h"
+
+namespace kiln::engine {
+
+class WeightCache;
+
+class Lowering {
+ public:
+  Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights);
+  ~Lowering();
+  // Fills the plan (steps, slots, inputs, outputs); the caller finalizes it.
+  void lower();
+
+  // For the implementations' build functions.
+  const GraphFacts& facts() const { return facts_; }
+  WeightCache& weights() { return weights_; }
+  const std::shared_ptr<Scratchpad>& scratchpad() const { return plan_.scratchpad; }
+  // The slot holding v row-major (a reorder is added when v was made in another layout).
+  int plain(const Value* v);
+  // The slot holding v in layout md (a reorder is added the first time a layout is asked for).
+  int in_layout(const Value* v, const dnnl::memory::desc& md);
+  // The layout v was made in; nullopt for row-major or an element type oneDNN does not have.
+  std::optional<dnnl::memory::desc> layout(const Value* v) const;
+  // Declares the slot v is made into (in layout md; row-major when nullopt or plain).
+  int define(const Value* v, std::optional<dnnl::memory::desc> md = std::nullopt);
+  // A slot holding v in layout md that the current group may overwrite (an in-place output takes
+  // it over): v's own when v dies here, else a fresh copy.
+  int writable_copy(const Value* v, const dnnl::memory::desc& md);
+  // Whether the current group may overwrite slot s: a planned buffer made by a step, holding a
+  // value that no later group reads and that is not a graph output.
+  bool dies_here(int slot) const;
+  const SlotInfo& slot(int s) const { return plan_.slots[s]; }
+  void add(std::unique_ptr<Step> step);
+
+ private:
+  struct ValueSlots {
+    int primary = -1;
+    std::vector<int> variants;  // the same value in other layouts
+  };
+  void group_nodes();
+  void schedule();
+  void build_group(Group& g);
+  void lower_standalone(const Node* n, const KernelImpl* skip);
+  int constant_slot(const Value* v);
+  const ValueSlots& slots_of(const Value* v) const;
+
+  const GraphFacts& facts_;
+  Plan& plan_;
+  WeightCache& weights_;
+  std::vector<Group> groups_;  // in schedule order after schedule()
+  std::unordered_set<const Node*> claimed_;
+  std::unordered_map<const Value*, int> last_read_;  // schedule index of the last group reading
+  std::unordered_map<const Value*, ValueSlots> values_;
+  std::vector<const Value*> slot_value_;   // per slot
+  std::vector<bool> slot_planned_;         // per slot: in a planned buffer
+  std::vector<int> slot_alias_of_;         // per slot: the slot it views, or -1
+  int current_ = 0;                        // the group being built
+  const Node* current_node_ = nullptr;     // for steps the lowering adds (reorders)
+};
+
+}  // namespace kiln::engine

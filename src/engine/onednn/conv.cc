@@ -1,0 +1,141 @@
+// Conv through oneDNN: 1-D to 3-D, grouped and depthwise, strides, dilations, pads (SAME
+// resolved), with the bias and the chain after it (activations, residual sum, binary ops) fused
+// as post-ops. The source and destination take the layout the primitive prefers (channels-last
+// or blocked); weights are reordered once.
+#include "engine/onednn/onednn_kernels.h"
+
+#include "engine/lowering.h"
+#include "engine/onednn/dnnl_context.h"
+#include "engine/onednn/dnnl_step.h"
+#include "engine/onednn/epilogue.h"
+#include "engine/onednn/weight_cache.h"
+#include "engine/threads.h"
+#include "ops/nn_common.h"
+
+namespace kiln::engine {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+struct ConvGeometry {
+  std::vector<int64_t> src, weights, dst;  // weights grouped [G, M/G, C/G, k...] when G > 1
+  std::vector<int64_t> strides, dilations, pad_l, pad_r;
+  int64_t channels_out = 0;
+};
+
+bool all_positive(const std::vector<int64_t>& d) {
+  for (int64_t v : d)
+    if (v <= 0) return false;
+  return true;
+}
+
+std::optional<ConvGeometry> conv_geometry(const Node& n, const GraphFacts& f) {
+  if (!n.has_input(0) || !n.has_input(1) || f.dtype(n.inputs[0]) != DataType::kFloat) return {};
+  const auto* x = f.dims(n.inputs[0]);
+  const Tensor* w = f.constant(n.inputs[1]);
+  const Tensor* b = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
+  if (!x || !w || w->dtype() != DataType::kFloat || (n.has_input(2) && !b)) return {};
+  const int rank = static_cast<int>(x->size());
+  if (rank < 3 || rank > 5 || w->rank() != rank || !all_positive(*x) || !all_positive(w->dims()))
+    return {};
+  const int64_t G = attr_int(n, "group", 1), C = (*x)[1], M = w->dim(0);
+  if (G < 1 || C % G != 0 || C / G != w->dim(1) || M % G != 0) return {};
+  if (b && (b->dtype() != DataType::kFloat || b->numel() != M)) return {};
+  ConvGeometry g;
+  const int nsp = rank - 2;
+  try {
+    std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
+    nn::Window win = *nn::read_window(n, nsp, kernel);
+    g.dst = {(*x)[0], M};
+    for (int i = 0; i < nsp; ++i) g.dst.push_back(nn::window_out(n, win, i, (*x)[2 + i], ErrorKind::kBadModel));
+    for (int i = 0; i < nsp; ++i) {
+      g.strides.push_back(win.s[i]);
+      g.dilations.push_back(win.d[i] - 1);
+      g.pad_l.push_back(win.pb[i]);
+      g.pad_r.push_back(win.pe[i]);
+    }
+  } catch (const Error&) {
+    return {};  // the reference kernel reports it
+  }
+  if (!all_positive(g.dst)) return {};
+  g.src = *x;
+  g.weights = w->dims();
+  if (G > 1) {
+    g.weights[0] = M / G;
+    g.weights.insert(g.weights.begin(), G);
+  }
+  g.channels_out = M;
+  return g;
+}
+
+bool match_conv(const Node& n, const MatchContext& ctx, Group& g) {
+  if (!conv_geometry(n, ctx.facts)) return false;
+  g.epilogue = match_epilogue(n.outputs[0], ctx, 1);
+  return true;
+}
+
+bool build_conv(Group& g, Lowering& lw) {
+  const Node& n = *g.anchor;
+  const GraphFacts& f = lw.facts();
+  const ConvGeometry geo = *conv_geometry(n, f);
+  const int rank = static_cast<int>(geo.src.size());
+  const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
+  const bool bias_unit = !g.epilogue.empty() && g.epilogue[0].is_bias;
+  struct Made {
+    dnnl::convolution_forward::primitive_desc pd;
+    FusedPostOps post;
+    bool unit_bias;
+  };
+  // 2 * outputs * (C/G) * kernel size; the weights' dims end with C/G and the kernel
+  double flops = 2.0;
+  for (int64_t d : geo.dst) flops *= static_cast<double>(d);
+  for (size_t i = geo.weights.size() - (rank - 1); i < geo.weights.size(); ++i)
+    flops *= static_cast<double>(geo.weights[i]);
+  const int threads = threads_for_work(flops);
+  ThreadScope scope(threads);
+  const Made made = fuse_longest(g, 0, [&](size_t units) {
+    const bool unit_bias = bias_unit && units > 0;
+    std::vector<EpilogueUnit> chain(g.epilogue.begin() + (unit_bias ? 1 : 0), g.epilogue.begin() + units);
+    FusedPostOps post = make_post_ops(chain, padded_to(rank), f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post.ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const dnnl::memory::desc bias_md =
+        own_bias || unit_bias ? dnnl::memory::desc({geo.channels_out}, dt::f32, tag::x)
+                              : dnnl::memory::desc();
+    dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        dnnl::memory::desc(geo.src, dt::f32, tag::any), dnnl::memory::desc(geo.weights, dt::f32, tag::any),
+        bias_md, dnnl::memory::desc(geo.dst, dt::f32, tag::any), geo.strides, geo.dilations,
+        geo.pad_l, geo.pad_r);
+    return Made{dnnl::convolution_forward::primitive_desc(d, attr, dnnl_engine()), std::move(post),
+                unit_bias};
+  });
+  auto step = std::make_unique<DnnlStep>(dnnl::convolution_forward(made.pd), &n, "onednn.conv");
+  step->threads = threads;
+  step->bind_input(DNNL_ARG_SRC, lw.in_layout(n.inputs[0], made.pd.src_desc()), made.pd.src_desc(),
+                   geo.src);
+  step->bind_constant(DNNL_ARG_WEIGHTS,
+                      lw.weights().get(*f.constant(n.inputs[1]), plain_md(geo.weights, dt::f32),
+                                       made.pd.weights_desc()));
+  if (auto bias = combined_bias(own_bias, made.unit_bias ? bias_constant(g.epilogue[0], f) : nullptr,
+                                geo.channels_out))
+    step->bind_constant(DNNL_ARG_BIAS, lw.weights().get(*bias, made.pd.bias_desc(), made.pd.bias_desc()));
+  const int share = bind_post_ops(made.post, made.pd.dst_desc(), lw, *step);
+  const int out = lw.define(g.output(), made.pd.dst_desc());
+  step->bind_output(DNNL_ARG_DST, out, made.pd.dst_desc(), OutputMemory::kPlanned, share);
+  step->bind_scratchpad(made.pd.scratchpad_desc(), lw.scratchpad());
+  lw.add(std::move(step));
+  return true;
+}
+
+}  // namespace
+
+void register_onednn_conv(KernelTable& t) {
+  t.add("", "Conv", DataType::kFloat,
+        {.name = "onednn.conv", .fuses = true, .match = match_conv, .build = build_conv});
+}
+
+}  // namespace kiln::engine

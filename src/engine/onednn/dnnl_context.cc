@@ -1,0 +1,60 @@
+#include "engine/onednn/dnnl_context.h"
+
+#include "support/error.h"
+
+namespace kiln::engine {
+
+const dnnl::engine& dnnl_engine() {
+  static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+dnnl::stream& dnnl_stream() {
+  static dnnl::stream s(dnnl_engine());
+  return s;
+}
+
+std::optional<dnnl::memory::data_type> dnnl_dtype(DataType t) {
+  using dt = dnnl::memory::data_type;
+  switch (t) {
+    case DataType::kFloat: return dt::f32;
+    case DataType::kFloat16: return dt::f16;
+    case DataType::kBFloat16: return dt::bf16;
+    case DataType::kInt32: return dt::s32;
+    case DataType::kInt8: return dt::s8;
+    case DataType::kUInt8: return dt::u8;
+    default: return std::nullopt;
+  }
+}
+
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt) {
+  if (dims.empty()) return dnnl::memory::desc({1}, dt, dnnl::memory::dims{1});
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<int64_t>(dims[i + 1], 1);
+  return dnnl::memory::desc(dims, dt, strides);
+}
+
+dnnl::memory::desc strided_md(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                              dnnl::memory::data_type dt) {
+  return dnnl::memory::desc(dims, dt, strides);
+}
+
+bool is_plain(const dnnl::memory::desc& md) {
+  if (md.data.format_kind != dnnl_blocked) return false;
+  const int nd = md.data.ndims;
+  return md == plain_md(std::vector<int64_t>(md.data.dims, md.data.dims + nd), md.data_type());
+}
+
+bool is_dense(const dnnl::memory::desc& md) {
+  if (md.data.format_kind != dnnl_blocked) return false;
+  size_t n = dnnl::memory::data_type_size(md.data_type());
+  for (int i = 0; i < md.data.ndims; ++i) n *= static_cast<size_t>(md.data.dims[i]);
+  return md.get_size() == n;
+}
+
+dnnl::memory unbound_memory(const dnnl::memory::desc& md) {
+  return dnnl::memory(md, dnnl_engine(), DNNL_MEMORY_NONE);
+}
+
+}  // namespace kiln::engine

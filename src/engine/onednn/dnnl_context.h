@@ -1,0 +1,35 @@
+// The oneDNN CPU engine and stream kiln uses everywhere, and conversions between kiln's types and
+// oneDNN's memory descriptors.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace kiln::engine {
+
+const dnnl::engine& dnnl_engine();
+dnnl::stream& dnnl_stream();
+
+// The oneDNN data type of a kiln dtype, or nullopt when oneDNN has none.
+std::optional<dnnl::memory::data_type> dnnl_dtype(DataType t);
+
+// A row-major (plain) descriptor of dims; a rank-0 tensor is described as [1].
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt);
+// A descriptor of dims whose elements lie at the given strides (elements, not bytes).
+dnnl::memory::desc strided_md(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                              dnnl::memory::data_type dt);
+// Whether md is the row-major layout of its dims.
+bool is_plain(const dnnl::memory::desc& md);
+// Whether md has no padding: its buffer holds exactly the product of its dims elements, so an
+// elementwise op may treat it as a flat array.
+bool is_dense(const dnnl::memory::desc& md);
+
+// A memory object for md with no buffer yet (set_data_handle gives it one at run time).
+dnnl::memory unbound_memory(const dnnl::memory::desc& md);
+
+}  // namespace kiln::engine

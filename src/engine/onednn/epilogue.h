@@ -1,0 +1,80 @@
+// The chain after an anchor's result (conv, matmul ...) that oneDNN applies as post-ops: a bias
+// (an Add of a constant along the channel axis), activations (Relu, Clip, Sigmoid, HardSwish,
+// SiLU x*sigmoid(x), Gelu in its erf form ...), scalings, a residual Add (sum) and broadcast
+// binary ops. Each link's intermediate value must be used by the next link only.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "engine/group.h"
+#include "engine/kernel_table.h"
+
+namespace kiln::engine {
+
+class Lowering;
+class DnnlStep;
+
+// Matches the chain after v, the anchor's result of rank `rank`. `channel_axis`: the axis a bias
+// runs along (1 for convolutions, rank-1 for matmuls), or -1 when the anchor takes no bias.
+std::vector<EpilogueUnit> match_epilogue(const Value* v, const MatchContext& ctx, int channel_axis);
+
+// The post-ops of a chain, with what their operands need at build time.
+struct FusedPostOps {
+  dnnl::post_ops ops;
+  struct Operand {
+    int arg = 0;                // DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1
+    const Value* value = nullptr;
+    dnnl::memory::desc md;      // row-major, at the destination's rank
+  };
+  std::vector<Operand> operands;
+  const Value* sum = nullptr;   // the residual a sum post-op adds (its bytes must be in dst)
+};
+
+// How an operand's dims (broadcast against the chain's values) map onto the destination
+// descriptor's dims; nullopt when they cannot.
+using OperandDims = std::function<std::optional<std::vector<int64_t>>(std::vector<int64_t>)>;
+// Right-aligned, padded with leading 1s to `rank`: for a destination described in the chain's
+// own dims.
+OperandDims padded_to(int rank);
+
+// Post-ops for units (none of them a bias unit). Throws dnnl::error (unimplemented) when an
+// operand cannot be described, as oneDNN does for what it cannot fuse.
+FusedPostOps make_post_ops(const std::vector<EpilogueUnit>& units, const OperandDims& dims,
+                           const GraphFacts& f);
+
+// Binds the operands of `p` to `step`, and decides where the destination lives: returns the
+// input slot the output takes over (the residual of a sum, copied first when it is still needed
+// elsewhere or in another layout), or -1. `residual_md`: the destination's layout in the dims
+// of the chain's values.
+int bind_post_ops(const FusedPostOps& p, const dnnl::memory::desc& residual_md, Lowering& lw,
+                  DnnlStep& step);
+
+// Calls make(n) with n, the number of g's epilogue units to fuse, from all of them down to
+// `min`, until oneDNN accepts (make throws dnnl::error when it does not); drops the units left.
+template <typename Make>
+auto fuse_longest(Group& g, size_t min, Make&& make) -> decltype(make(size_t{0})) {
+  for (size_t n = g.epilogue.size();; --n) {
+    try {
+      auto r = make(n);
+      g.epilogue.resize(n);
+      return r;
+    } catch (const dnnl::error&) {
+      if (n <= min) throw;
+    }
+  }
+}
+
+// The error make_post_ops and the builds throw for a problem oneDNN is not asked about.
+[[noreturn]] void not_fusable(const char* what);
+
+// A bias for `channels` channels from the anchor's own bias (may be null) plus a bias unit's
+// constant (may be null); null when there is neither.
+std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64_t channels);
+// The constant of a bias unit.
+const Tensor* bias_constant(const EpilogueUnit& u, const GraphFacts& f);
+
+}  // namespace kiln::engine

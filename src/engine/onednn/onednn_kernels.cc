@@ -1,0 +1,11 @@
+#include "engine/onednn/onednn_kernels.h"
+
+namespace kiln::engine {
+
+void register_onednn_kernels(KernelTable& t) {
+  register_onednn_conv(t);
+  register_onednn_matmul(t);
+  register_onednn_pool(t);
+}
+
+}  // namespace kiln::engine

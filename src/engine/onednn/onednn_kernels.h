@@ -1,0 +1,12 @@
+// Registration of the oneDNN-backed implementations, one family per file.
+#pragma once
+
+#include "engine/kernel_table.h"
+
+namespace kiln::engine {
+
+void register_onednn_conv(KernelTable& t);
+void register_onednn_matmul(KernelTable& t);
+void register_onednn_pool(KernelTable& t);
+
+}  // namespace kiln::engine

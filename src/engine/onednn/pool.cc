@@ -1,0 +1,112 @@
+// MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool through oneDNN, reading the layout
+// their input was made in (channels-last after a conv) and writing the same.
+#include "engine/lowering.h"
+#include "engine/onednn/dnnl_context.h"
+#include "engine/onednn/dnnl_step.h"
+#include "engine/onednn/onednn_kernels.h"
+#include "engine/threads.h"
+#include "ops/nn_common.h"
+
+namespace kiln::engine {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+struct PoolGeometry {
+  dnnl::algorithm alg;
+  std::vector<int64_t> src, dst, kernel, strides, dilations, pad_l, pad_r;
+};
+
+std::optional<PoolGeometry> pool_geometry(const Node& n, const GraphFacts& f) {
+  if (!n.has_input(0) || f.dtype(n.inputs[0]) != DataType::kFloat) return {};
+  if (n.num_outputs() > 1 && n.outputs[1]) return {};  // MaxPool's Indices
+  const auto* x = f.dims(n.inputs[0]);
+  if (!x || x->size() < 3 || x->size() > 5) return {};
+  for (int64_t d : *x)
+    if (d <= 0) return {};
+  const int nsp = static_cast<int>(x->size()) - 2;
+  PoolGeometry g;
+  g.src = *x;
+  g.dst = {(*x)[0], (*x)[1]};
+  const std::string& op = n.op_type;
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    g.alg = op == "GlobalMaxPool" ? dnnl::algorithm::pooling_max
+                                  : dnnl::algorithm::pooling_avg_exclude_padding;
+    for (int i = 0; i < nsp; ++i) {
+      g.dst.push_back(1);
+      g.kernel.push_back((*x)[2 + i]);
+      g.strides.push_back(1);
+      g.dilations.push_back(0);
+      g.pad_l.push_back(0);
+      g.pad_r.push_back(0);
+    }
+    return g;
+  }
+  const bool include_pad = op == "AveragePool" && attr_int(n, "count_include_pad", 0) != 0;
+  g.alg = op == "MaxPool" ? dnnl::algorithm::pooling_max
+          : include_pad   ? dnnl::algorithm::pooling_avg_include_padding
+                          : dnnl::algorithm::pooling_avg_exclude_padding;
+  if (op == "MaxPool" && attr_int(n, "storage_order", 0) != 0) return {};
+  try {
+    nn::Window win = *nn::read_window(n, nsp, std::nullopt, true);
+    for (int i = 0; i < nsp; ++i) {
+      const int64_t out = nn::window_out(n, win, i, (*x)[2 + i], ErrorKind::kBadModel);
+      // the end pad oneDNN needs for `out` windows; ceil_mode may need more than the attribute's
+      const int64_t pad_r = (out - 1) * win.s[i] + win.eff_k(i) - (*x)[2 + i] - win.pb[i];
+      if (pad_r > win.pe[i] && include_pad) return {};  // counts differ in the overhang
+      if (pad_r < 0 || win.pb[i] >= win.eff_k(i) || pad_r >= win.eff_k(i)) return {};
+      g.dst.push_back(out);
+      g.kernel.push_back(win.k[i]);
+      g.strides.push_back(win.s[i]);
+      g.dilations.push_back(win.d[i] - 1);
+      g.pad_l.push_back(win.pb[i]);
+      g.pad_r.push_back(pad_r);
+    }
+  } catch (const Error&) {
+    return {};
+  }
+  for (int64_t d : g.dst)
+    if (d <= 0) return {};
+  return g;
+}
+
+bool match_pool(const Node& n, const MatchContext& ctx, Group& g) {
+  return pool_geometry(n, ctx.facts).has_value();
+}
+
+bool build_pool(Group& g, Lowering& lw) {
+  const Node& n = *g.anchor;
+  const PoolGeometry geo = *pool_geometry(n, lw.facts());
+  const auto layout = lw.layout(n.inputs[0]);
+  const dnnl::memory::desc src_md = layout ? *layout : plain_md(geo.src, dt::f32);
+  double work = 1;
+  for (int64_t d : geo.src) work *= static_cast<double>(d);
+  const int threads = threads_for_work(work * sizeof(float));
+  ThreadScope scope(threads);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, geo.alg, src_md,
+                                   dnnl::memory::desc(geo.dst, dt::f32, tag::any), geo.strides,
+                                   geo.kernel, geo.dilations, geo.pad_l, geo.pad_r);
+  dnnl::pooling_v2_forward::primitive_desc pd(d, attr, dnnl_engine());
+  auto step = std::make_unique<DnnlStep>(dnnl::pooling_v2_forward(pd), &n, "onednn.pool");
+  step->threads = threads;
+  step->bind_input(DNNL_ARG_SRC, lw.in_layout(n.inputs[0], pd.src_desc()), pd.src_desc(), geo.src);
+  const int out = lw.define(n.outputs[0], pd.dst_desc());
+  step->bind_output(DNNL_ARG_DST, out, pd.dst_desc(), OutputMemory::kPlanned, -1);
+  step->bind_scratchpad(pd.scratchpad_desc(), lw.scratchpad());
+  lw.add(std::move(step));
+  return true;
+}
+
+}  // namespace
+
+void register_onednn_pool(KernelTable& t) {
+  const KernelImpl impl{.name = "onednn.pool", .match = match_pool, .build = build_pool};
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+    t.add("", op, DataType::kFloat, impl);
+}
+
+}  // namespace kiln::engine

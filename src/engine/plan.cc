@@ -1,0 +1,120 @@
+#include "engine/plan.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/memory_plan.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+size_t SlotInfo::bytes() const {
+  if (md) return md->get_size();
+  if (!dims) return 0;
+  size_t n = dtype_size(dtype);
+  for (int64_t d : *dims) n *= static_cast<size_t>(d);
+  return n;
+}
+
+Plan::Plan() = default;
+Plan::~Plan() = default;
+
+int Plan::add_slot(SlotInfo s) {
+  slots.push_back(std::move(s));
+  return static_cast<int>(slots.size()) - 1;
+}
+
+namespace {
+
+std::shared_ptr<void> aligned_buffer(size_t bytes) {
+  const size_t n = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  KILN_CHECK(static_cast<int64_t>(n) <= allocation_cap(), ErrorKind::kRuntime,
+             "the engine's buffers need {} bytes, above the allocation cap of {}", n,
+             allocation_cap());
+  void* p = std::aligned_alloc(64, n);
+  KILN_CHECK(p, ErrorKind::kRuntime, "out of memory allocating {} bytes", n);
+  std::memset(p, 0, n);
+  return std::shared_ptr<void>(p, std::free);
+}
+
+}  // namespace
+
+void Plan::finalize() {
+  MemoryPlan mp = plan_memory(slots, steps, output_slots);
+  arena_bytes_ = mp.arena_bytes;
+  arena_ = aligned_buffer(arena_bytes_);
+  release_after_ = std::move(mp.release_after);
+  state_.slots.assign(slots.size(), RtValue{});
+  for (size_t s = 0; s < slots.size(); ++s) {
+    const SlotInfo& info = slots[s];
+    if (info.source == SlotInfo::Source::kConstant) {
+      state_.slots[s] = info.constant;
+    } else if (mp.offset[s] >= 0) {
+      char* p = static_cast<char*>(arena_.get()) + mp.offset[s];
+      state_.slots[s] = RtValue::of(Tensor::view(info.dtype, *info.dims, arena_, p));
+    }
+  }
+  for (const auto& st : steps)
+    for (const StepOutput& o : st->outputs)
+      KILN_ASSERT(o.memory != OutputMemory::kPlanned || mp.offset[o.slot] >= 0,
+                  "a planned output without a buffer");
+  if (scratchpad->bytes) {
+    scratch_owner_ = aligned_buffer(scratchpad->bytes);
+    scratchpad->data = scratch_owner_.get();
+  }
+}
+
+bool Plan::in_arena(const Tensor& t) const {
+  const char* p = static_cast<const char*>(t.raw());
+  const char* base = static_cast<const char*>(arena_.get());
+  return p >= base && p < base + arena_bytes_;
+}
+
+void Plan::run_step(size_t i, RunObserver* observer) {
+  Step& st = *steps[i];
+  const int64_t start = observer ? steady_now_ns() : 0;
+  try {
+    st.run(state_);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    if (!st.node || msg.find(st.node->where()) != std::string::npos) throw;
+    throw Error(e.kind(), st.node->where() + msg);
+  } catch (const dnnl::error& e) {
+    fail(ErrorKind::kRuntime, "{}{} failed: {}", st.node ? st.node->where() : "", st.kernel,
+         e.what());
+  }
+  if (observer) {
+    std::vector<const RtValue*> ins;
+    for (int s : st.inputs) ins.push_back(s >= 0 ? &state_.slots[s] : nullptr);
+    std::vector<RtValue> outs;
+    for (const StepOutput& o : st.outputs) outs.push_back(state_.slots[o.slot]);
+    observer->on_node({.node = st.node, .kernel = st.kernel, .depth = 0, .inputs = ins,
+                       .outputs = outs, .start_ns = start, .end_ns = steady_now_ns()});
+  }
+}
+
+std::vector<RtValue> Plan::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
+  state_.observer = observer;
+  for (size_t i = 0; i < input_slots.size() && i < feeds.size(); ++i)
+    if (input_slots[i] >= 0) state_.slots[input_slots[i]] = feeds[i];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    run_step(i, observer);
+    for (int s : release_after_[i]) state_.slots[s] = RtValue{};
+  }
+  std::vector<RtValue> results;
+  results.reserve(output_slots.size());
+  for (int s : output_slots) {
+    const RtValue& v = state_.slots[s];
+    // Arena bytes are overwritten by the next run: the caller gets its own copy.
+    results.push_back(v.is_tensor() && in_arena(v.tensor) ? RtValue::of(v.tensor.clone()) : v);
+  }
+  for (int s : input_slots)
+    if (s >= 0) state_.slots[s] = RtValue{};
+  for (int s : output_slots)
+    if (slots[s].source == SlotInfo::Source::kStep && !in_arena(state_.slots[s].tensor))
+      state_.slots[s] = RtValue{};
+  state_.observer = nullptr;
+  return results;
+}
+
+}  // namespace kiln::engine

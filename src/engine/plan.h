@@ -1,0 +1,66 @@
+// A prepared plan: the steps of the main graph for one set of input shapes, the slots they pass
+// values through, and the memory those slots live in. Runs one at a time.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/step.h"
+
+namespace kiln::engine {
+
+struct SlotInfo {
+  enum class Source { kStep, kInput, kConstant };
+  std::string name;  // the value's name, for messages
+  DataType dtype = DataType::kUndefined;
+  std::optional<std::vector<int64_t>> dims;  // logical dims, when known before the run
+  std::optional<dnnl::memory::desc> md;      // the layout when it is not row-major
+  Source source = Source::kStep;
+  RtValue constant;  // kConstant: the value
+
+  // Bytes the slot's buffer takes (0 when the dims are not known).
+  size_t bytes() const;
+};
+
+// Scratch memory shared by every step of a plan (they run one after the other).
+struct Scratchpad {
+  size_t bytes = 0;
+  void* data = nullptr;
+  void need(size_t n) { bytes = std::max(bytes, n); }
+};
+
+class Plan {
+ public:
+  Plan();
+  ~Plan();
+
+  std::vector<SlotInfo> slots;
+  std::vector<std::unique_ptr<Step>> steps;
+  std::vector<int> input_slots;   // per fed graph input; -1 where no step reads it
+  std::vector<int> output_slots;  // per graph output
+  std::shared_ptr<Scratchpad> scratchpad = std::make_shared<Scratchpad>();
+
+  int add_slot(SlotInfo s);
+  // Places the planned buffers (one arena, reused by lifetime) and presets constants; call once
+  // after the last step is added.
+  void finalize();
+  size_t arena_bytes() const { return arena_bytes_; }
+
+  std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer);
+
+ private:
+  void run_step(size_t i, RunObserver* observer);
+  bool in_arena(const Tensor& t) const;
+
+  RunState state_;
+  std::shared_ptr<void> arena_;
+  size_t arena_bytes_ = 0;
+  std::shared_ptr<void> scratch_owner_;
+  std::vector<std::vector<int>> release_after_;  // per step: slots no later step reads
+};
+
+}  // namespace kiln::engine

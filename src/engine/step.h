@@ -1,0 +1,49 @@
+// One unit of work of a prepared plan: a kernel run on slots (the values of a run, by index).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/rt_value.h"
+#include "runtime/observer.h"
+
+namespace kiln::engine {
+
+// The values of one run, by slot index. A slot holds a value in one layout; a value that several
+// kernels need in different layouts has one slot per layout.
+struct RunState {
+  std::vector<RtValue> slots;
+  RunObserver* observer = nullptr;
+};
+
+// How a step's output slot gets its memory.
+enum class OutputMemory {
+  kPlanned,  // the step writes into the slot's buffer, placed by the memory plan before the run
+  kSelf,     // the step puts a value of its own into the slot (reference kernels, unknown sizes)
+  kAlias,    // the step puts a view of input slot `share` into the slot (Reshape, Flatten ...)
+};
+
+struct StepOutput {
+  int slot = -1;
+  OutputMemory memory = OutputMemory::kPlanned;
+  // kPlanned: the input slot whose buffer this output takes over (in place: the input dies at this
+  // step); -1: a buffer of its own. kAlias: the slot viewed.
+  int share = -1;
+};
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  virtual void run(RunState& st) = 0;
+
+  // What the profiler sees: the node the step was lowered from (the anchor of a fused group, or
+  // the consumer a layout change was made for) and the implementation's name.
+  const Node* node = nullptr;
+  std::string_view kernel;
+  std::vector<int> inputs;  // slots read, in the order reported (-1: an omitted input)
+  std::vector<int> also_reads;  // slots read but not reported (values a subgraph uses)
+  std::vector<StepOutput> outputs;
+};
+
+}  // namespace kiln::engine

@@ -1,0 +1,32 @@
+// Threads: OpenMP (libgomp), one pool shared with oneDNN. Big steps use the plan's threads; small
+// ones run on one, where a parallel region would cost more than it saves.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::engine {
+
+// The threads for a step of `flops` arithmetic (or bytes moved, for memory-bound steps): 1 when
+// small, else 0 (the plan's setting).
+int threads_for_work(double flops);
+
+// Sets the OpenMP thread count for a scope (n > 0), restoring the previous one after.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int n);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// libgomp reads its wait policy once, before main. Spinning workers fight for the cores on a
+// loaded machine (and lose there badly), so kiln asks for a short spin: when neither
+// OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the process re-executes itself once with
+// GOMP_SPINCOUNT set. Call first thing in main; returns when nothing needs to change (or the
+// re-execution failed).
+void set_openmp_wait_policy(char** argv);
+
+}  // namespace kiln::engine

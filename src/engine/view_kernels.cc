@@ -1,0 +1,56 @@
+// Reshape, Flatten, Squeeze, Unsqueeze and Identity on a row-major tensor: the output is a view of
+// the input's buffer with the dims inference found (no bytes move).
+#include "engine/kernel_table.h"
+#include "engine/lowering.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+namespace {
+
+class ViewStep : public Step {
+ public:
+  ViewStep(const Node& n, int in, int out, std::vector<int64_t> dims) : dims_(std::move(dims)) {
+    node = &n;
+    kernel = "engine.view";
+    inputs = {in};
+    outputs = {{out, OutputMemory::kAlias, in}};
+  }
+  void run(RunState& st) override {
+    const RtValue& in = st.slots[inputs[0]];
+    KILN_CHECK(in.is_tensor(), ErrorKind::kRuntime, "the input is not a tensor");
+    st.slots[outputs[0].slot] = RtValue::of(in.tensor.reshaped(dims_));
+  }
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+bool match_view(const Node& n, const MatchContext& ctx, Group& g) {
+  if (!n.has_input(0) || n.num_outputs() != 1 || !n.outputs[0]) return false;
+  const auto* in = ctx.facts.dims(n.inputs[0]);
+  const auto* out = ctx.facts.dims(n.outputs[0]);
+  if (!in || !out || n.inputs[0]->type.kind != TypeInfo::Kind::kTensor) return false;
+  int64_t a = 1, b = 1;
+  for (int64_t d : *in) a *= d;
+  for (int64_t d : *out) b *= d;
+  return a == b && ctx.facts.dtype(n.inputs[0]) != DataType::kString;
+}
+
+bool build_view(Group& g, Lowering& lw) {
+  const Node& n = *g.anchor;
+  const int in = lw.plain(n.inputs[0]);
+  const int out = lw.define(n.outputs[0]);
+  lw.add(std::make_unique<ViewStep>(n, in, out, *lw.facts().dims(n.outputs[0])));
+  return true;
+}
+
+}  // namespace
+
+void register_layout_kernels(KernelTable& t) {
+  const KernelImpl view{.name = "engine.view", .match = match_view, .build = build_view};
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
+    t.add("", op, DataType::kUndefined, view);
+}
+
+}  // namespace kiln::engine

@@ -1,0 +1,260 @@
+#include "onnx/type_constraints.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+#include "onnx/normalize.h"
+#include "support/error.h"
+
+namespace kiln {
+namespace {
+
+const TypeInfo kF32 = TypeInfo::tensor(DataType::kFloat);
+const TypeInfo kI32 = TypeInfo::tensor(DataType::kInt32);
+const TypeInfo kI64 = TypeInfo::tensor(DataType::kInt64);
+
+// A model built in code: values get their types directly, as shape inference would set them.
+struct TestModel {
+  Model m;
+  explicit TestModel(int opset) {
+    m.ir_version = 8;
+    m.opsets[""] = opset;
+    m.graph = std::make_unique<Graph>();
+  }
+  Value* value(const std::string& name, const TypeInfo& t, Graph* g = nullptr) {
+    Value* v = (g ? g : m.graph.get())->add_value(name);
+    v->type = t;
+    return v;
+  }
+  // Inputs and outputs by value (null: omitted); the node takes the model's ai.onnx opset.
+  Node* node(const std::string& op, std::initializer_list<Value*> ins,
+             std::initializer_list<Value*> outs, Graph* g = nullptr) {
+    Graph& owner = g ? *g : *m.graph;
+    Node* n = owner.add_node(op);
+    n->name = op == "Relu" ? "r" : op;
+    n->opset = static_cast<int>(m.opsets.at(""));
+    int i = 0;
+    for (Value* v : ins) owner.set_input(n, i++, v);
+    i = 0;
+    for (Value* v : outs) owner.set_output(n, i++, v);
+    return n;
+  }
+};
+
+// The one-line message check_type_constraints gives, or "" when it accepts the model.
+std::string verdict(const Model& m) {
+  try {
+    check_type_constraints(m);
+    return "";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadModel);
+    return e.what();
+  }
+}
+
+// -- tensors
+
+TEST(TypeConstraints, RejectsATensorTypeTheOpDoesNotTake) {
+  TestModel t(13);
+  t.node("Relu", {t.value("x", kI32)}, {t.value("y", kI32)});
+  EXPECT_EQ(verdict(t.m),
+            "node 'r' (Relu): input 0 'x' has type int32, allowed: float16, float, double, bfloat16");
+}
+
+TEST(TypeConstraints, AcceptsWhatTheOpsOpsetTakes) {
+  TestModel t13(13);
+  t13.node("Relu", {t13.value("x", kF32)}, {t13.value("y", kF32)});
+  EXPECT_EQ(verdict(t13.m), "");
+  TestModel t14(14);  // Relu-14 takes integers
+  t14.node("Relu", {t14.value("x", kI32)}, {t14.value("y", kI32)});
+  EXPECT_EQ(verdict(t14.m), "");
+}
+
+TEST(TypeConstraints, JudgesOutputs) {
+  TestModel t(13);
+  Node* cast = t.node("Cast", {t.value("x", kF32)},
+                      {t.value("y", TypeInfo::tensor(DataType::kFloat8E4M3FN))});
+  cast->name = "c";
+  EXPECT_NE(verdict(t.m).find("node 'c' (Cast): output 0 'y' has type float8e4m3fn, allowed: "),
+            std::string::npos);
+}
+
+TEST(TypeConstraints, RejectsFloatIndices) {
+  TestModel t(13);
+  t.node("Gather", {t.value("d", kF32), t.value("i", kF32)}, {t.value("y", kF32)});
+  EXPECT_EQ(verdict(t.m), "node 'Gather' (Gather): input 1 'i' has type float, allowed: int32, int64");
+}
+
+TEST(TypeConstraints, OneTypeParameterBindsOneType) {
+  TestModel t(13);
+  t.node("Add", {t.value("a", kF32), t.value("b", kI64)}, {t.value("y", kF32)});
+  EXPECT_EQ(verdict(t.m), "node 'Add' (Add): input 1 'b' has type int64, but T is float (input 0 'a')");
+}
+
+TEST(TypeConstraints, UnknownTypesAndNewerOpsetsAreNotJudged) {
+  TestModel unknown(13);
+  unknown.node("Relu", {unknown.value("x", TypeInfo{})}, {unknown.value("y", TypeInfo{})});
+  EXPECT_EQ(verdict(unknown.m), "");
+  TestModel no_elem(13);  // a tensor whose element type is not known yet
+  no_elem.node("Relu", {no_elem.value("x", TypeInfo::tensor(DataType::kUndefined))},
+               {no_elem.value("y", kF32)});
+  EXPECT_EQ(verdict(no_elem.m), "");
+  TestModel newer(18);  // beyond libonnx 1.12's ai.onnx 17: an op may have gained types since
+  newer.node("Relu", {newer.value("x", TypeInfo::tensor(DataType::kUInt8))},
+             {newer.value("y", TypeInfo::tensor(DataType::kUInt8))});
+  EXPECT_EQ(verdict(newer.m), "");
+}
+
+// -- optional inputs
+
+TEST(TypeConstraints, OptionalInputsMayBeOmittedButAreJudgedWhenGiven) {
+  TestModel ok(13);  // Clip(input, min, max): min omitted
+  ok.node("Clip", {ok.value("x", kF32), nullptr, ok.value("hi", kF32)}, {ok.value("y", kF32)});
+  EXPECT_EQ(verdict(ok.m), "");
+  TestModel bad(13);
+  bad.node("Clip", {bad.value("x", kF32), bad.value("lo", kI64)}, {bad.value("y", kF32)});
+  EXPECT_EQ(verdict(bad.m), "node 'Clip' (Clip): input 1 'lo' has type int64, but T is float (input 0 'x')");
+  TestModel scales(13);  // Resize-13's scales are float only
+  scales.node("Resize", {scales.value("x", kF32), nullptr,
+                         scales.value("s", TypeInfo::tensor(DataType::kDouble))},
+              {scales.value("y", kF32)});
+  EXPECT_EQ(verdict(scales.m),
+            "node 'Resize' (Resize): input 2 's' has type double, allowed: float");
+}
+
+TEST(TypeConstraints, OptionalTypes) {
+  TestModel ok(15);
+  ok.node("OptionalHasElement", {ok.value("o", TypeInfo::optional(kF32))},
+          {ok.value("b", TypeInfo::tensor(DataType::kBool))});
+  EXPECT_EQ(verdict(ok.m), "");
+  TestModel bad(15);  // OptionalHasElement-15 takes optionals only (18 takes tensors too)
+  bad.node("OptionalHasElement", {bad.value("o", kF32)},
+           {bad.value("b", TypeInfo::tensor(DataType::kBool))});
+  EXPECT_NE(verdict(bad.m).find("input 0 'o' has type float, allowed: optional(seq(tensor(uint8)))"),
+            std::string::npos);
+}
+
+// -- variadic inputs
+
+TEST(TypeConstraints, HomogeneousVariadicInputsShareOneType) {
+  TestModel ok(13);
+  ok.node("Concat", {ok.value("a", kF32), ok.value("b", kF32), ok.value("c", kF32)},
+          {ok.value("y", kF32)});
+  EXPECT_EQ(verdict(ok.m), "");
+  TestModel bad(13);
+  bad.node("Concat", {bad.value("a", kF32), bad.value("b", kF32), bad.value("c", kI32)},
+           {bad.value("y", kF32)});
+  EXPECT_EQ(verdict(bad.m), "node 'Concat' (Concat): input 2 'c' has type int32, but T is float (input 0 'a')");
+  TestModel sum(13);
+  sum.node("Sum", {sum.value("a", kI32), sum.value("b", kI32)}, {sum.value("y", kI32)});
+  EXPECT_EQ(verdict(sum.m), "node 'Sum' (Sum): input 0 'a' has type int32, allowed: float16, float, double, bfloat16");
+}
+
+// Loop's loop-carried values are a heterogeneous variadic; its body is judged too.
+TestModel loop_model(const TypeInfo& body_in) {
+  TestModel t(13);
+  auto body = std::make_shared<Graph>(t.m.graph.get());
+  Value* iter = t.value("iter", kI64, body.get());
+  Value* cond = t.value("cond", TypeInfo::tensor(DataType::kBool), body.get());
+  Value* x = t.value("x_in", body_in, body.get());
+  Value* y = t.value("x_out", body_in, body.get());
+  Value* k = t.value("k", kI64, body.get());  // a second loop-carried value, of another type
+  body->inputs = {iter, cond, x, k};
+  body->outputs = {cond, y, k};
+  t.node("Relu", {x}, {y}, body.get());
+  Node* loop = t.node("Loop", {t.value("m", kI64), nullptr, t.value("x0", body_in), t.value("k0", kI64)},
+                      {t.value("xn", body_in), t.value("kn", kI64)});
+  Attribute a;
+  a.name = "body";
+  a.kind = AttrKind::kGraph;
+  a.g = body;
+  loop->attrs.push_back(std::move(a));
+  return t;
+}
+
+TEST(TypeConstraints, HeterogeneousVariadicAndSubgraphs) {
+  EXPECT_EQ(verdict(loop_model(kF32).m), "");  // V float and V int64: each value its own type
+  EXPECT_EQ(verdict(loop_model(kI32).m),
+            "node 'r' (Relu): input 0 'x_in' has type int32, allowed: float16, float, double, bfloat16");
+}
+
+// -- sequences
+
+TEST(TypeConstraints, Sequences) {
+  const TypeInfo seq = TypeInfo::sequence(kF32);
+  TestModel ok(11);
+  ok.node("SequenceInsert", {ok.value("s", seq), ok.value("t", kF32), ok.value("p", kI64)},
+          {ok.value("out", seq)});
+  EXPECT_EQ(verdict(ok.m), "");
+  TestModel position(11);
+  position.node("SequenceInsert", {position.value("s", seq), position.value("t", kF32),
+                                   position.value("p", kF32)},
+                {position.value("out", seq)});
+  EXPECT_EQ(verdict(position.m),
+            "node 'SequenceInsert' (SequenceInsert): input 2 'p' has type float, allowed: int32, int64");
+  TestModel not_seq(11);
+  not_seq.node("SequenceInsert", {not_seq.value("s", kF32), not_seq.value("t", kF32)},
+               {not_seq.value("out", seq)});
+  EXPECT_NE(verdict(not_seq.m).find("input 0 's' has type float, allowed: seq(tensor(uint8)), "),
+            std::string::npos);
+  TestModel nested(11);  // the element type inside the sequence counts
+  nested.node("SequenceLength",
+              {nested.value("s", TypeInfo::sequence(TypeInfo::tensor(DataType::kBFloat16)))},
+              {nested.value("n", kI64)});
+  EXPECT_NE(verdict(nested.m).find("input 0 's' has type seq(tensor(bfloat16)), allowed: "),
+            std::string::npos);
+}
+
+// -- the file's form of normalized ops
+
+TEST(TypeConstraints, NormalizedOpsAreJudgedInTheirFilesForm) {
+  TestModel sq(11);  // Squeeze-11 takes axes as an attribute; import made it input 1
+  Node* n = sq.node("Squeeze", {sq.value("x", kF32)}, {sq.value("y", kF32)});
+  Attribute axes;
+  axes.name = "axes";
+  axes.kind = AttrKind::kInts;
+  axes.ints = {0};
+  n->attrs.push_back(axes);
+  normalize_opsets(sq.m);
+  ASSERT_TRUE(n->has_input(1));
+  EXPECT_EQ(verdict(sq.m), "");
+  sq.m.graph->set_input(n, 1, sq.value("a", kI64));  // a real second input: not Squeeze-11's
+  EXPECT_EQ(verdict(sq.m), "node 'Squeeze' (Squeeze): input 1 'a': Squeeze in opset 11 takes 1 inputs");
+
+  TestModel rs(10);  // Resize-10 (X, scales) is held as (X, roi, scales)
+  Node* r = rs.node("Resize", {rs.value("x", kF32), rs.value("s", kF32)}, {rs.value("y", kF32)});
+  normalize_opsets(rs.m);
+  ASSERT_FALSE(r->has_input(1));
+  EXPECT_EQ(verdict(rs.m), "");
+}
+
+// -- functions
+
+TEST(TypeConstraints, FunctionBodiesAreJudgedAndCallsAreNot) {
+  TestModel t(13);
+  Function f;
+  f.name = "f";
+  f.domain = "local";
+  f.opsets[""] = 13;
+  f.body = std::make_shared<Graph>();
+  Value* in = t.value("fx", TypeInfo{}, f.body.get());
+  Value* out = t.value("fy", TypeInfo{}, f.body.get());
+  f.body->inputs = {in};
+  f.body->outputs = {out};
+  t.node("Relu", {in}, {out}, f.body.get());
+  t.m.functions.push_back(f);
+  t.m.opsets["local"] = 1;
+  Node* call = t.m.graph->add_node("f", "local");
+  call->opset = 1;
+  t.m.graph->set_input(call, 0, t.value("x", kI32));
+  t.m.graph->set_output(call, 0, t.value("y", kI32));
+  EXPECT_EQ(verdict(t.m), "");  // the call's formals have no types; its body's are unknown here
+  in->type = kI32;             // known, as after inlining and inference
+  EXPECT_EQ(verdict(t.m),
+            "function 'f': node 'r' (Relu): input 0 'fx' has type int32, allowed: float16, float, "
+            "double, bfloat16");
+}
+
+}  // namespace
+}  // namespace kiln

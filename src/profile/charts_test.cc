@@ -1,0 +1,128 @@
+#include "profile/charts.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "profile/chart_scale.h"
+#include "profile/profile_test_util.h"
+#include "profile/svg.h"
+
+namespace kiln {
+namespace {
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1)) ++n;
+  return n;
+}
+
+TEST(Svg, EscapesTextAndTooltips) {
+  Svg svg(100, 50, "a <chart>");
+  svg.text(1, 2, "x < y & \"z\"");
+  svg.rect(0, 0, 10, 10, "#fff", "node 'a<b>'");
+  const std::string s = svg.str();
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_NE(s.find("x &lt; y &amp; &quot;z&quot;"), std::string::npos);
+  EXPECT_NE(s.find("<title>node &#39;a&lt;b&gt;&#39;</title></rect>"), std::string::npos);
+  EXPECT_NE(s.find(R"(aria-label="a &lt;chart&gt;")"), std::string::npos);
+}
+
+TEST(Svg, NonFiniteCoordinatesStayValid) {
+  Svg svg(10, 10, "x");
+  svg.line(NAN, INFINITY, 1, 2, "#000");
+  svg.rect(1, 1, -5, 3, "#000");  // a negative width is clamped
+  const std::string s = svg.str();
+  EXPECT_EQ(s.find("nan"), std::string::npos);
+  EXPECT_EQ(s.find("inf"), std::string::npos);
+  EXPECT_NE(s.find(R"(width="0")"), std::string::npos);
+}
+
+TEST(ChartScale, LinearTicksAreRound) {
+  const LinearScale x(0, 37, 0, 370);
+  EXPECT_DOUBLE_EQ(x(10), 100);
+  EXPECT_EQ(x.ticks(4), (std::vector<double>{0, 10, 20, 30}));
+  const LinearScale y(0, 1, 100, 0);  // upward
+  EXPECT_DOUBLE_EQ(y(0.25), 75);
+}
+
+TEST(ChartScale, LogTicksAndLabels) {
+  const auto [lo, hi] = decade_bounds(0.03, 420);
+  EXPECT_DOUBLE_EQ(lo, 0.01);
+  EXPECT_DOUBLE_EQ(hi, 1000);
+  const LogScale x(lo, hi, 0, 500);
+  EXPECT_EQ(x.ticks().size(), 6u);
+  EXPECT_NEAR(x(1), 200, 1e-9);
+  EXPECT_EQ(tick_label(0), "0");
+  EXPECT_EQ(tick_label(0.01), "0.01");
+  EXPECT_EQ(tick_label(2500), "2.5k");
+  EXPECT_EQ(tick_label(3e6), "3M");
+}
+
+TEST(Charts, BarChartDrawsOneBarPerRowAndSeries) {
+  BarChart c;
+  c.title = "Time by op";
+  c.value_axis = "ms";
+  c.rows = {"Conv", "Relu", "Add"};
+  c.series = {{"before", "#111111", {3, 2, 1}}, {"after", "#222222", {1.5, 0, 1}}};
+  const std::string s = bar_chart_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_EQ(count(s, R"(fill="#111111")"), 3u + 1);  // bars and the legend swatch
+  EXPECT_EQ(count(s, R"(fill="#222222")"), 3u + 1);
+  EXPECT_NE(s.find(">Conv<"), std::string::npos);
+  EXPECT_NE(s.find(">ms<"), std::string::npos);
+}
+
+TEST(Charts, TimelineBarsInTheirLanes) {
+  TimelineChart c;
+  c.title = "Run";
+  c.time_axis = "ms";
+  c.lanes = {"Conv", "Relu"};
+  c.bars = {{0, 0, 2, "#aa0000", "conv1"}, {1, 2, 2.001, "#00aa00", "relu1"},
+            {5, 0, 1, "#0000aa", "no such lane"}};
+  c.legend = {{"Conv", "#aa0000"}, {"Relu", "#00aa00"}};
+  const std::string s = timeline_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_EQ(count(s, "<title>conv1</title>"), 1u);
+  EXPECT_EQ(count(s, "<title>relu1</title>"), 1u);  // too short to see, drawn 1 px wide
+  EXPECT_EQ(count(s, "no such lane"), 0u);
+}
+
+TEST(Charts, RooflineHasRoofsAxesAndDots) {
+  RooflineChart c;
+  c.title = "Roofline";
+  c.peak_gflops = 400;
+  c.peak_gbps = 20;
+  c.dots = {{50, 120, 5, "#123456", "conv"}, {0.1, 1.5, 3, "#654321", "relu"},
+            {0, 0, 3, "#999999", "reshape"}};
+  const std::string s = roofline_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_EQ(count(s, "<circle"), 2u);  // the dot without FLOPs is not drawn
+  EXPECT_EQ(count(s, "<polyline"), 1u);
+  EXPECT_NE(s.find("compute peak 400 GFLOP/s"), std::string::npos);
+  EXPECT_NE(s.find("memory 20 GB/s"), std::string::npos);
+  EXPECT_NE(s.find("arithmetic intensity (FLOP/byte)"), std::string::npos);
+  EXPECT_NE(s.find("achieved GFLOP/s"), std::string::npos);
+}
+
+TEST(Charts, DistributionBoxPerSeriesAndADotPerSample) {
+  DistributionChart c;
+  c.title = "Latency";
+  c.value_axis = "ms";
+  c.series = {{"before", "#aa0000", {10, 12, 11, 30}}, {"after", "#00aa00", {5, 6}},
+              {"none", "#0000aa", {}}};
+  const std::string s = distribution_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_EQ(count(s, "<circle"), 6u);
+  EXPECT_EQ(count(s, R"(fill="#aa0000")"), 1u);  // the box
+  EXPECT_NE(s.find("before: 4 samples, min 10, median 11.5, max 30"), std::string::npos);
+  EXPECT_NE(s.find(">none<"), std::string::npos);
+}
+
+TEST(Charts, CategoryColorsThenGrey) {
+  EXPECT_NE(category_color(0), category_color(1));
+  EXPECT_EQ(category_color(100), kOtherColor);
+}
+
+}  // namespace
+}  // namespace kiln

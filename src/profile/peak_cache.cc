@@ -1,0 +1,92 @@
+// The peak cache: one JSON file of measured peaks keyed by CPU model and thread count.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "profile/peak_probe.h"
+#include "support/error.h"
+#include "support/mapped_file.h"
+
+namespace kiln {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kCacheVersion = 1;
+
+std::string cache_key(const std::string& cpu, int threads) {
+  return cpu + " | " + std::to_string(threads) + " threads";
+}
+
+json to_json(const MachinePeak& p) {
+  return {{"cpu", p.cpu}, {"threads", p.threads}, {"isa", p.isa}, {"gflops", p.gflops},
+          {"copy_gbps", p.copy_gbps}, {"triad_gbps", p.triad_gbps},
+          {"probe_seconds", p.probe_seconds}};
+}
+
+std::optional<MachinePeak> from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  MachinePeak p;
+  p.cpu = j.value("cpu", "");
+  p.threads = j.value("threads", 0);
+  p.isa = j.value("isa", "");
+  p.gflops = j.value("gflops", 0.0);
+  p.copy_gbps = j.value("copy_gbps", 0.0);
+  p.triad_gbps = j.value("triad_gbps", 0.0);
+  p.probe_seconds = j.value("probe_seconds", 0.0);
+  if (p.gflops <= 0 || p.gbps() <= 0 || p.threads <= 0) return std::nullopt;
+  p.from_cache = true;
+  return p;
+}
+
+// The whole cache file, or an empty one when it is missing or not kiln's.
+json read_cache(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return json::object();
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("version", 0) != kCacheVersion || !j.contains("machines") ||
+      !j["machines"].is_object())
+    return json::object();
+  return j;
+}
+
+}  // namespace
+
+std::optional<std::filesystem::path> peak_cache_path() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "kiln" / "peak.json";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache" / "kiln" / "peak.json";
+  return std::nullopt;
+}
+
+MachinePeak machine_peak(int threads, bool use_cache) {
+  const auto path = peak_cache_path();
+  const std::string key = cache_key(cpu_model_name(), threads);
+  json cache = path ? read_cache(*path) : json::object();
+  if (use_cache && cache.contains("machines") && cache["machines"].contains(key))
+    if (auto p = from_json(cache["machines"][key])) return *p;
+
+  MachinePeak p = measure_peak(threads);
+  if (!path) return p;
+  // A peak is an upper bound: a new measurement (on a busy machine, lower) keeps the best seen.
+  if (cache.contains("machines") && cache["machines"].contains(key))
+    if (auto old = from_json(cache["machines"][key])) {
+      p.gflops = std::max(p.gflops, old->gflops);
+      p.copy_gbps = std::max(p.copy_gbps, old->copy_gbps);
+      p.triad_gbps = std::max(p.triad_gbps, old->triad_gbps);
+    }
+  cache["version"] = kCacheVersion;
+  cache["machines"][key] = to_json(p);
+  try {
+    std::filesystem::create_directories(path->parent_path());
+    write_file_atomically(*path, cache.dump(2) + "\n");
+  } catch (const std::exception&) {
+    // A read-only home: the peak is still good for this run.
+  }
+  return p;
+}
+
+}  // namespace kiln

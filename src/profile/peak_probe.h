@@ -1,0 +1,41 @@
+// kiln's own measure of the machine's peaks: FMA throughput on all threads and streaming memory
+// bandwidth, in well under a second; `machine_peak` caches them once per machine.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "profile/roofline.h"
+
+namespace kiln {
+
+struct MachinePeak {
+  std::string cpu;          // the CPU model, as /proc/cpuinfo names it
+  int threads = 1;
+  std::string isa;          // the FMA loop that ran: "avx512", "avx2", "scalar"
+  double gflops = 0;        // fp32 FMA throughput, all threads
+  double copy_gbps = 0;     // a[i] = b[i], bytes read + written per second
+  double triad_gbps = 0;    // a[i] = b[i] + s * c[i]
+  double probe_seconds = 0; // how long measuring took
+  bool from_cache = false;
+
+  double gbps() const { return copy_gbps > triad_gbps ? copy_gbps : triad_gbps; }
+  Roofline roofline() const { return {gflops, gbps()}; }
+};
+
+std::string cpu_model_name();
+
+// Measures now, on `threads` threads.
+MachinePeak measure_peak(int threads);
+
+// The cache file: $XDG_CACHE_HOME/kiln/peak.json, else ~/.cache/kiln/peak.json; nothing when
+// neither variable is set.
+std::optional<std::filesystem::path> peak_cache_path();
+
+// The cached peak for this CPU model and thread count, measuring (and caching) when there is none
+// or when `use_cache` is false; then the cache keeps, per figure, the best measured so far (a
+// probe on a busy machine reads low). A cache that cannot be read or written is ignored.
+MachinePeak machine_peak(int threads, bool use_cache);
+
+}  // namespace kiln

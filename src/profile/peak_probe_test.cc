@@ -1,0 +1,76 @@
+#include "profile/peak_probe.h"
+
+#include <gtest/gtest.h>
+
+#include "support/error.h"
+#include <stdlib.h>
+
+#include <fstream>
+
+namespace kiln {
+namespace {
+
+// Points XDG_CACHE_HOME at a fresh folder for one test and restores it after.
+class CacheHome {
+ public:
+  CacheHome() : dir_(std::filesystem::temp_directory_path() / ("kiln_peak_" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(dir_);
+    if (const char* old = std::getenv("XDG_CACHE_HOME")) old_ = old;
+    setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  }
+  ~CacheHome() {
+    if (old_) setenv("XDG_CACHE_HOME", old_->c_str(), 1);
+    else unsetenv("XDG_CACHE_HOME");
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path file() const { return dir_ / "kiln" / "peak.json"; }
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<std::string> old_;
+};
+
+TEST(PeakProbe, MeasuresComputeAndBandwidthQuickly) {
+  const MachinePeak p = measure_peak(1);
+  EXPECT_EQ(p.threads, 1);
+  EXPECT_FALSE(p.isa.empty());
+  EXPECT_FALSE(p.cpu.empty());
+  EXPECT_GT(p.gflops, 0.5);  // even a scalar loop on a loaded machine does this
+  EXPECT_GT(p.copy_gbps, 0.1);
+  EXPECT_GT(p.triad_gbps, 0.1);
+  EXPECT_LT(p.probe_seconds, 10.0);  // about 0.3 s on an idle machine; CI machines are busy
+  EXPECT_FALSE(p.from_cache);
+  EXPECT_DOUBLE_EQ(p.roofline().gflops, p.gflops);
+  EXPECT_DOUBLE_EQ(p.roofline().gbps, std::max(p.copy_gbps, p.triad_gbps));
+}
+
+TEST(PeakProbe, RejectsNonsenseThreadCounts) {
+  EXPECT_THROW(measure_peak(0), Error);
+}
+
+TEST(PeakCache, MeasuresOnceThenReads) {
+  CacheHome home;
+  ASSERT_EQ(peak_cache_path(), home.file());
+  const MachinePeak first = machine_peak(1, true);
+  EXPECT_FALSE(first.from_cache);
+  ASSERT_TRUE(std::filesystem::exists(home.file()));
+  const MachinePeak second = machine_peak(1, true);
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_DOUBLE_EQ(second.gflops, first.gflops);
+  EXPECT_DOUBLE_EQ(second.triad_gbps, first.triad_gbps);
+  EXPECT_EQ(second.isa, first.isa);
+  EXPECT_FALSE(machine_peak(1, false).from_cache);  // --no-cache measures again
+}
+
+TEST(PeakCache, IgnoresACorruptFile) {
+  CacheHome home;
+  std::filesystem::create_directories(home.file().parent_path());
+  std::ofstream(home.file()) << "{ not json";
+  const MachinePeak p = machine_peak(1, true);
+  EXPECT_FALSE(p.from_cache);
+  EXPECT_GT(p.gflops, 0);
+  EXPECT_TRUE(machine_peak(1, true).from_cache);  // rewritten
+}
+
+}  // namespace
+}  // namespace kiln

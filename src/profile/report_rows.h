@@ -1,0 +1,25 @@
+// The rows the terminal table and the HTML page share: op types and nodes with their time, work
+// and roofline columns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "profile/report.h"
+
+namespace kiln {
+
+struct ReportRows {
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// The top `top` op types by time (all of them when top <= 0).
+ReportRows op_rows(const ProfileSummary& s, int top);
+// The top `top` nodes by time, with their kernel and output shapes.
+ReportRows node_rows(const ProfileReport& r, int top);
+// One-line facts about the run: latency, node coverage, work, peak.
+std::vector<std::pair<std::string, std::string>> run_facts(const ProfileReport& r);
+
+}  // namespace kiln

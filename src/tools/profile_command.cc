@@ -1,0 +1,101 @@
+// kiln profile: runs a model N times node by node and reports where the time went, against the
+// machine's measured peaks: a terminal table or JSON, a Chrome trace, an HTML page.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "profile/chrome_trace.h"
+#include "profile/profile_target.h"
+#include "profile/report.h"
+#include "runtime/random_inputs.h"
+#include "support/error.h"
+#include "support/mapped_file.h"
+#include "tools/commands.h"
+#include "tools/test_data.h"
+
+namespace kiln::tools {
+
+namespace {
+
+struct ProfileOptions {
+  std::string model, inputs, trace, html, engine = default_profile_engine();
+  int runs = 10, warmup = 1, threads = 0, top = 15;
+  uint64_t seed = 0;
+  std::vector<std::string> dims;
+  bool json = false, no_cache = false;
+};
+
+// "--dim batch=4" entries as a map.
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) {
+  std::map<std::string, int64_t> out;
+  for (const std::string& d : dims) {
+    const size_t eq = d.find('=');
+    int64_t v = -1;
+    try {
+      if (eq != std::string::npos && eq > 0) v = std::stoll(d.substr(eq + 1));
+    } catch (const std::exception&) {
+      v = -1;
+    }
+    KILN_CHECK(v >= 0, ErrorKind::kBadInput, "--dim '{}': expected NAME=VALUE, VALUE >= 0", d);
+    out[d.substr(0, eq)] = v;
+  }
+  return out;
+}
+
+int profile(const ProfileOptions& o) {
+  const int threads = set_kernel_threads(o.threads);
+  auto target = load_target(o.model, o.engine);
+  std::vector<RtValue> feeds;
+  if (!o.inputs.empty()) {
+    feeds = read_values(o.inputs, "input", target->inputs());
+  } else {
+    RandomInputOptions ri;
+    ri.seed = o.seed;
+    ri.dims = parse_dims(o.dims);
+    feeds = random_inputs(target->inputs(), ri);
+  }
+  ProfileReport r;
+  r.threads = threads;
+  r.peak = machine_peak(threads, !o.no_cache);
+  r.data = profile_runs(*target, feeds, {.warmup = o.warmup, .runs = o.runs});
+  r.model = summarize_model(target->model(), o.model, target->inputs(), feeds);
+  r.summary = summarize(r.data, r.peak.roofline());
+
+  if (!o.trace.empty())
+    write_file_atomically(o.trace, chrome_trace(r.data, getpid(), getpid()).dump() + "\n");
+  if (!o.html.empty()) write_file_atomically(o.html, profile_html(r));
+  if (o.json) {
+    std::cout << profile_json(r).dump(2) << "\n";
+  } else {
+    std::cout << profile_table(r, o.top);
+    if (!o.trace.empty()) std::cout << "\ntrace written to " << o.trace << "\n";
+    if (!o.html.empty()) std::cout << (o.trace.empty() ? "\n" : "") << "HTML written to " << o.html << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_profile(CLI::App& app) {
+  auto o = std::make_shared<ProfileOptions>();
+  app.add_option("model", o->model, "ONNX model file")->required();
+  app.add_option("--inputs", o->inputs,
+                 "Folder of input_N.pb files (default: seeded random inputs, symbolic dims 1)");
+  app.add_option("--runs", o->runs, "Measured runs")->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", o->warmup, "Runs before measuring")->check(CLI::Range(0, 100000));
+  app.add_option("--trace", o->trace, "Write a Chrome trace (chrome://tracing, Perfetto) here");
+  app.add_option("--html", o->html, "Write a self-contained HTML report here");
+  app.add_flag("--json", o->json, "Print one JSON object instead of the table");
+  app.add_option("--threads", o->threads, "Kernel and probe threads (default: all)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--engine", o->engine, "Executor to profile")
+      ->check(CLI::IsMember(profile_engines()));
+  app.add_option("--dim", o->dims, "Value of a symbolic input dim, NAME=VALUE (repeatable)");
+  app.add_option("--seed", o->seed, "Seed of the random inputs");
+  app.add_option("--top", o->top, "Rows of each terminal table")->check(CLI::Range(1, 100000));
+  app.add_flag("--no-cache", o->no_cache, "Measure the machine's peaks again (and re-cache them)");
+  return [o]() { return profile(*o); };
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Checks a screenshot of a kiln HTML report shows its charts, not a blank page.
+
+Usage: /usr/bin/python3 tests/report/check_png.py SHOT.png
+
+Decodes the PNG with zlib alone (8-bit RGB or RGBA, no interlace), then asks for:
+- at least 3% of the pixels not near-white (text, tables and charts drawn), and
+- the chart colours: the first three op-type colours of the bar chart, timeline and roofline, and
+  the roofline's red roof, each on at least 150 pixels.
+"""
+import struct
+import sys
+import zlib
+
+# kiln's category palette (src/profile/charts.cc) and the roof colour.
+COLOURS = {"op colour 1": (0x4e, 0x79, 0xa7), "op colour 2": (0xf2, 0x8e, 0x2b),
+           "op colour 3": (0xe1, 0x57, 0x59), "roof red": (0xc0, 0x39, 0x2b)}
+TOLERANCE = 24  # per channel: antialiasing and colour management
+MIN_PIXELS = 150
+
+
+def fail(msg):
+    print(f"check_png: FAIL: {msg}")
+    sys.exit(1)
+
+
+def read_png(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(f"{path} is not a PNG")
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    if depth != 8 or colour not in (2, 6) or interlace:
+        fail(f"unsupported PNG: depth {depth}, colour type {colour}, interlace {interlace}")
+    channels = 3 if colour == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev, pos = [], bytearray(stride), 0
+    for _ in range(height):
+        kind, line = raw[pos], bytearray(raw[pos + 1:pos + 1 + stride])
+        pos += 1 + stride
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = prev[i]
+            c = prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(line)
+        prev = line
+    return width, height, channels, rows
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    width, height, channels, rows = read_png(sys.argv[1])
+    counts = dict.fromkeys(COLOURS, 0)
+    inked = 0
+    for line in rows:
+        for x in range(0, width * channels, channels):
+            r, g, b = line[x], line[x + 1], line[x + 2]
+            if r < 235 or g < 235 or b < 235:
+                inked += 1
+            for name, (cr, cg, cb) in COLOURS.items():
+                if abs(r - cr) <= TOLERANCE and abs(g - cg) <= TOLERANCE and abs(b - cb) <= TOLERANCE:
+                    counts[name] += 1
+    share = inked / (width * height)
+    print(f"check_png: {width}x{height}, {100 * share:.1f}% not white; colour pixels: {counts}")
+    if share < 0.03:
+        fail("the page is (nearly) blank")
+    for name, n in counts.items():
+        if n < MIN_PIXELS:
+            fail(f"{name} is on {n} pixels: that chart was not drawn")
+    print("check_png: ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Checks a `kiln profile --trace` file against the model it profiled (issue 6's done-when).
+
+Usage: /usr/bin/python3 tests/report/check_trace.py TRACE.json MODEL.onnx --runs N [--coverage 0.05]
+
+- Every event is a complete event ("ph": "X") with name, cat, ts, dur, pid, tid and args.
+- Session events: model_loading_uri, plan and N model_run events.
+- In every measured run, each node of the model's main graph has exactly one "Node" event (named
+  by the node, or by its first output when unnamed), inside the run's span, with ONNX Runtime's
+  args (op_name, provider, input_type_shape, output_type_shape as [{"dtype": [dims]}]).
+- The depth-0 node events of all runs add up to within --coverage of the runs' measured latency.
+Prints one line per run and exits 1 on the first failed check.
+"""
+import argparse
+import collections
+import json
+import sys
+
+import onnx
+
+
+def fail(msg):
+    print(f"check_trace: FAIL: {msg}")
+    sys.exit(1)
+
+
+def node_name(n):
+    if n.name:
+        return n.name
+    return next((o for o in n.output if o), n.op_type)
+
+
+def check_type_shape(name, value):
+    if not isinstance(value, list):
+        fail(f"node '{name}': type shape list is {type(value).__name__}")
+    for entry in value:
+        if not (isinstance(entry, dict) and len(entry) == 1):
+            fail(f"node '{name}': type shape entry {entry!r} is not {{dtype: dims}}")
+        dims = next(iter(entry.values()))
+        if not (isinstance(dims, list) and all(isinstance(d, int) for d in dims)):
+            fail(f"node '{name}': dims {dims!r} are not a list of integers")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("model")
+    ap.add_argument("--runs", type=int, required=True)
+    ap.add_argument("--coverage", type=float, default=0.05)
+    args = ap.parse_args()
+
+    with open(args.trace) as f:
+        events = json.load(f)
+    if not isinstance(events, list) or not events:
+        fail("the trace is not a non-empty JSON array")
+    for e in events:
+        for key in ("name", "cat", "ph", "ts", "dur", "pid", "tid", "args"):
+            if key not in e:
+                fail(f"event {e.get('name')!r} has no '{key}'")
+        if e["ph"] != "X":
+            fail(f"event {e['name']!r} has ph {e['ph']!r}, not a complete event")
+        if e["dur"] < 0:
+            fail(f"event {e['name']!r} has a negative duration")
+
+    session = [e for e in events if e["cat"] == "Session"]
+    names = [e["name"] for e in session]
+    for phase in ("model_loading_uri", "plan"):
+        if phase not in names:
+            fail(f"no Session event '{phase}' (have {sorted(set(names))})")
+    runs = [e for e in session if e["name"] == "model_run"]
+    if len(runs) != args.runs:
+        fail(f"{len(runs)} model_run events, expected {args.runs}")
+
+    model = onnx.load(args.model, load_external_data=False)
+    expected = collections.Counter(node_name(n) for n in model.graph.node)
+    nodes = [e for e in events if e["cat"] == "Node"]
+    total_run, total_nodes = 0.0, 0.0
+    for i, run in enumerate(runs):
+        begin, end = run["ts"], run["ts"] + run["dur"]
+        mine = [e for e in nodes if e["args"].get("run") == i]
+        top = [e for e in mine if e["args"].get("depth", 0) == 0]
+        seen = collections.Counter(e["name"] for e in top)
+        if seen != expected:
+            missing = expected - seen
+            extra = seen - expected
+            fail(f"run {i}: node events differ from the graph's nodes: missing {dict(missing)}, "
+                 f"extra {dict(extra)}")
+        for e in mine:
+            if e["ts"] < begin - 1e-3 or e["ts"] + e["dur"] > end + 1e-3:
+                fail(f"run {i}: node '{e['name']}' lies outside its run")
+            a = e["args"]
+            for key in ("op_name", "provider", "input_type_shape", "output_type_shape"):
+                if key not in a:
+                    fail(f"run {i}: node '{e['name']}' has no arg '{key}'")
+            check_type_shape(e["name"], a["input_type_shape"])
+            check_type_shape(e["name"], a["output_type_shape"])
+        node_sum = sum(e["dur"] for e in top)
+        total_run += run["dur"]
+        total_nodes += node_sum
+        print(f"run {i}: {len(mine)} node events ({len(top)} at depth 0), "
+              f"nodes {node_sum / 1000:.3f} ms of {run['dur'] / 1000:.3f} ms "
+              f"({100 * node_sum / run['dur']:.1f}%)")
+    share = total_nodes / total_run
+    print(f"all runs: node events cover {100 * share:.2f}% of the measured latency")
+    if abs(1 - share) > args.coverage:
+        fail(f"node events sum to {100 * share:.2f}% of the runs, not within "
+             f"{100 * args.coverage:.0f}%")
+    print("check_trace: ok")
+
+
+if __name__ == "__main__":
+    main()
