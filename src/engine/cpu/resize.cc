@@ -1,12 +1,14 @@
 // Resize of H and W: per axis, each output position's source index (nearest) or two indices and
-// a weight (linear), computed once in double as ONNX defines them; then a gather or a blend per
-// output row.
+// a weight (linear), computed once in double as ONNX defines them; then a gather per output row,
+// or (linear) input rows resized along W and blended two by two.
 #include "engine/cpu/resize.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "engine/cpu/kernels.h"
 #include "engine/cpu/parallel.h"
 
 namespace kiln::cpu {
@@ -107,27 +109,35 @@ void resize_2d(const float* x, int64_t planes, int64_t h, int64_t w, float* y, i
   if (planes <= 0 || out_h <= 0 || out_w <= 0) return;
   const AxisMap mh = map_axis(o, h, out_h, o.scale_h), mw = map_axis(o, w, out_w, o.scale_w);
   const bool linear = o.mode == ResizeMode::kLinear;
+  const KernelTable& k = kernels();
   constexpr int64_t kGrain = 16 << 10;  // output elements per thread
   parallel_for(planes * out_h, std::max<int64_t>(1, kGrain / out_w), [&](int64_t b, int64_t e) {
+    // Input rows resized along W, two at a time (a linear output row blends two of them, and
+    // consecutive output rows mostly share theirs), keyed by plane * h + row.
+    std::vector<float> rows(2 * out_w);
+    int64_t cached[2] = {-1, -1};
+    auto resized_row = [&](int64_t key, int64_t keep) -> const float* {
+      for (int s = 0; s < 2; ++s)
+        if (cached[s] == key) return rows.data() + s * out_w;
+      const int s = cached[0] == keep ? 1 : 0;
+      float* dst = rows.data() + s * out_w;
+      const float* src = x + key * w;
+      if (linear) {
+        for (int64_t ox = 0; ox < out_w; ++ox)
+          dst[ox] = src[mw.i0[ox]] * (1 - mw.w1[ox]) + src[mw.i1[ox]] * mw.w1[ox];
+      } else {
+        for (int64_t ox = 0; ox < out_w; ++ox) dst[ox] = src[mw.i0[ox]];
+      }
+      cached[s] = key;
+      return dst;
+    };
     for (int64_t t = b; t < e; ++t) {
       const int64_t p = t / out_h, oy = t % out_h;
-      const float* plane = x + p * h * w;
-      const float* r0 = plane + mh.i0[oy] * w;
+      const int64_t k0 = p * h + mh.i0[oy], k1 = p * h + mh.i1[oy];
+      const float* top = resized_row(k0, k1);
       float* dst = y + t * out_w;
-      if (!linear) {
-        for (int64_t ox = 0; ox < out_w; ++ox) dst[ox] = r0[mw.i0[ox]];
-        continue;
-      }
-      // Along W in each of the two rows, then between them (the reference's axis order, H
-      // then W, gives the same sums in exact arithmetic).
-      const float* r1 = plane + mh.i1[oy] * w;
-      const float wy = mh.w1[oy];
-      for (int64_t ox = 0; ox < out_w; ++ox) {
-        const float wx = mw.w1[ox];
-        const float top = r0[mw.i0[ox]] * (1 - wx) + r0[mw.i1[ox]] * wx;
-        const float bottom = r1[mw.i0[ox]] * (1 - wx) + r1[mw.i1[ox]] * wx;
-        dst[ox] = top * (1 - wy) + bottom * wy;
-      }
+      if (linear) k.lerp(top, resized_row(k1, k0), mh.w1[oy], dst, out_w);
+      else std::memcpy(dst, top, out_w * sizeof(float));
     }
   }, 1);
 }
