@@ -17,6 +17,7 @@
 #include "engine/cpu/normalization.h"
 #include "engine/cpu/reduce.h"
 #include "engine/cpu/reference_op.h"
+#include "engine/cpu/resize.h"
 #include "engine/cpu/softmax.h"
 
 namespace kiln::cpu {
@@ -264,6 +265,42 @@ void register_layout() {
   });
 }
 
+// Resize: a detector's 2x nearest upsample, a segmentation head's bilinear one.
+void register_resize() {
+  struct Case {
+    const char* mode;
+    const char* coord;
+    std::vector<int64_t> dims;
+  };
+  const Case cases[] = {{"nearest", "asymmetric", {1, 256, 20, 20}},
+                        {"linear", "half_pixel", {1, 64, 56, 56}}};
+  for (const Case& c : cases) {
+    const std::string what = std::string("Resize(") + c.mode + ")/" + dims_to_string(c.dims) + "x2";
+    auto x = std::make_shared<Tensor>(input(c.dims));
+    const std::vector<int64_t> yd = {c.dims[0], c.dims[1], c.dims[2] * 2, c.dims[3] * 2};
+    auto y = std::make_shared<Tensor>(DataType::kFloat, yd);
+    ResizeOptions o;
+    o.mode = *parse_resize_mode(c.mode);
+    o.coord = *parse_resize_coord(c.coord);
+    o.nearest = NearestRound::kFloor;
+    o.scale_h = o.scale_w = 2;
+    add("kiln/" + what, [=](benchmark::State& s) {
+      resize_2d(x->data<float>(), yd[0] * yd[1], c.dims[2], c.dims[3], y->data<float>(), yd[2], yd[3], o);
+      set_bytes(s, x->numel() + y->numel());
+    });
+    auto ref = std::make_shared<ReferenceOp>("Resize", 19);
+    ref->attr("mode", std::string(c.mode)).attr("coordinate_transformation_mode", std::string(c.coord));
+    ref->attr("nearest_mode", std::string("floor"));
+    auto scales = std::make_shared<Tensor>(DataType::kFloat, std::vector<int64_t>{4});
+    const float sv[4] = {1, 1, 2, 2};
+    std::copy(sv, sv + 4, scales->data<float>());
+    add("ref/" + what, [=](benchmark::State& s) {
+      benchmark::DoNotOptimize(ref->run1({*x, Tensor(), *scales}));
+      set_bytes(s, x->numel() + y->numel());
+    });
+  }
+}
+
 }  // namespace
 }  // namespace kiln::cpu
 
@@ -275,6 +312,7 @@ int main(int argc, char** argv) {
   register_fused();
   register_rows();
   register_layout();
+  register_resize();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -38,6 +38,7 @@ const KernelTable& KernelTable::global() {
     KernelTable t;
     register_layout_kernels(t);
     register_onednn_kernels(t);
+    register_native_kernels(t);
     return t;
   }();
   return table;

@@ -55,6 +55,7 @@ class KernelTable {
 
 // Registration of the implementation families (each in its own file).
 void register_onednn_kernels(KernelTable& t);
+void register_native_kernels(KernelTable& t);
 void register_layout_kernels(KernelTable& t);
 
 }  // namespace kiln::engine

@@ -5,6 +5,7 @@
 
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/reorder_step.h"
+#include "engine/threads.h"
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -251,6 +252,14 @@ bool Lowering::dies_here(int slot) const {
 }
 
 void Lowering::add(std::unique_ptr<Step> step) {
+  // Steps that did not choose their threads: by the bytes they move.
+  if (step->threads == 0 && step->kernel.rfind("cpu.", 0) == 0) {
+    double bytes = 0;
+    for (int s : step->inputs)
+      if (s >= 0) bytes += static_cast<double>(plan_.slots[s].bytes());
+    for (const StepOutput& o : step->outputs) bytes += static_cast<double>(plan_.slots[o.slot].bytes());
+    step->threads = threads_for_bytes(bytes);
+  }
   for (const StepOutput& o : step->outputs) {
     slot_planned_[o.slot] = o.memory == OutputMemory::kPlanned ||
                             (o.memory == OutputMemory::kAlias && slot_planned_[o.share]);

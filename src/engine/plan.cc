@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/memory_plan.h"
+#include "engine/threads.h"
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -74,7 +75,12 @@ void Plan::run_step(size_t i, RunObserver* observer) {
   Step& st = *steps[i];
   const int64_t start = observer ? steady_now_ns() : 0;
   try {
-    st.run(state_);
+    if (st.threads > 0) {
+      ThreadScope scope(st.threads);
+      st.run(state_);
+    } else {
+      st.run(state_);
+    }
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (!st.node || msg.find(st.node->where()) != std::string::npos) throw;

@@ -44,6 +44,7 @@ class Step {
   std::vector<int> inputs;  // slots read, in the order reported (-1: an omitted input)
   std::vector<int> also_reads;  // slots read but not reported (values a subgraph uses)
   std::vector<StepOutput> outputs;
+  int threads = 0;  // OpenMP threads the step runs with; 0: the plan's (threads_for_work)
 };
 
 }  // namespace kiln::engine

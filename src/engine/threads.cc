@@ -8,11 +8,15 @@
 namespace kiln::engine {
 
 namespace {
-constexpr double kSmallWork = 1 << 20;  // below this a second thread does not pay for its wake-up
+// Below these a second thread does not pay for its wake-up (tens of microseconds on a quiet
+// machine, far more on a loaded one).
+constexpr double kSmallWork = 1 << 20;   // flops
+constexpr double kSmallBytes = 1 << 20;  // bytes read and written
 constexpr const char* kSpinCount = "2000";
 }  // namespace
 
 int threads_for_work(double flops) { return flops < kSmallWork ? 1 : 0; }
+int threads_for_bytes(double bytes) { return bytes < kSmallBytes ? 1 : 0; }
 
 ThreadScope::ThreadScope(int n) : previous_(omp_get_max_threads()) {
   if (n > 0) omp_set_num_threads(n);

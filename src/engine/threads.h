@@ -6,9 +6,10 @@
 
 namespace kiln::engine {
 
-// The threads for a step of `flops` arithmetic (or bytes moved, for memory-bound steps): 1 when
-// small, else 0 (the plan's setting).
+// The threads for a step of `flops` arithmetic: 1 when small, else 0 (the plan's setting).
 int threads_for_work(double flops);
+// The same for a memory-bound step moving `bytes`.
+int threads_for_bytes(double bytes);
 
 // Sets the OpenMP thread count for a scope (n > 0), restoring the previous one after.
 class ThreadScope {

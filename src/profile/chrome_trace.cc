@@ -32,6 +32,7 @@ ordered_json complete_event(const char* cat, const std::string& name, const Time
 class NodeIndex {
  public:
   int of(const Node* n) {
+    if (!n) return -1;
     auto it = index_.find(n);
     if (it != index_.end()) return it->second;
     const auto& nodes = n->owner->nodes();
@@ -47,7 +48,7 @@ class NodeIndex {
 ordered_json node_args(const ProfiledNode& n, int node_index, int run) {
   double activations = 0, parameters = 0, outputs = 0;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
-    const bool parameter = i < n.node->inputs.size() && n.node->inputs[i] &&
+    const bool parameter = n.node && i < n.node->inputs.size() && n.node->inputs[i] &&
                            n.node->inputs[i]->is_constant();
     (parameter ? parameters : activations) += n.inputs[i].bytes;
   }

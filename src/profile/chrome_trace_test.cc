@@ -14,7 +14,8 @@ using nlohmann::json;
 
 // A real profile of the tiny model, written and read back as JSON text.
 json trace_of_runs(int runs) {
-  auto target = reference_target(testing::tiny_mlp(), {{"model_loading_uri", {100, 2100}}});
+  auto target = std::make_unique<ProfileTarget>(testing::tiny_mlp(), "reference", 1,
+      std::vector<SessionPhase>{{"model_loading_uri", {100, 2100}}});
   const ProfileData d =
       profile_runs(*target, {testing::float_input({2, 4})}, {.warmup = 1, .runs = runs});
   const std::string text = chrome_trace(d, 42, 7).dump();
@@ -50,8 +51,8 @@ TEST(ChromeTrace, SessionEventsForPhasesAndRuns) {
   std::vector<std::string> session;
   for (const json& e : t)
     if (e["cat"] == "Session") session.push_back(e["name"]);
-  EXPECT_EQ(session, (std::vector<std::string>{"model_loading_uri", "plan", "warmup_run",
-                                               "model_run", "model_run"}));
+  EXPECT_EQ(session, (std::vector<std::string>{"model_loading_uri", "session_initialization",
+                                               "warmup_run", "model_run", "model_run"}));
   // Timestamps are microseconds from the first phase: loading began at 0 and took 2 us.
   EXPECT_DOUBLE_EQ(t[0]["ts"].get<double>(), 0);
   EXPECT_DOUBLE_EQ(t[0]["dur"].get<double>(), 2);

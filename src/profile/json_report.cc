@@ -46,6 +46,8 @@ ordered_json profile_json(const ProfileReport& r) {
   for (const auto& [name, fed] : r.model.inputs) model["inputs"][name] = fed;
   j["model"] = model;
   j["engine"] = r.data.engine;
+  if (r.data.plan_steps > 0)
+    j["plan"] = {{"steps", r.data.plan_steps}, {"kernels", r.data.plan_kernels}};
   j["threads"] = r.threads;
   j["runs"] = s.runs;
   j["warmup_runs"] = r.data.warmup_runs.size();

@@ -112,14 +112,23 @@ volatile float g_sink;  // keeps the FMA results alive
 // Best of several short rounds (on a shared machine the best one saw the cores alone); GFLOP/s.
 double measure_fma(const FmaLoop& loop, int threads) {
   const double flops_per_iter = 2.0 * kChains * loop.lanes;
-  // Calibrate on one thread: iterations for about 5 ms.
-  int64_t iters = 1 << 14;
+  // Calibrate on this thread: iterations for about 2 ms, from the fastest of three timings (a
+  // preempted one would make the rounds too short to time).
+  auto fastest = [&](int64_t iters) {
+    double best = 1e9;
+    for (int i = 0; i < 3; ++i) {
+      const int64_t start = steady_now_ns();
+      g_sink = loop.run(iters);
+      best = std::min(best, static_cast<double>(steady_now_ns() - start) / 1e9);
+    }
+    return best;
+  };
+  int64_t iters = 1 << 12;
   double seconds = 0;
-  while ((seconds = run_together(1, [&](int) { g_sink = loop.run(iters); })) < 2e-3)
-    iters *= 4;
-  iters = std::max<int64_t>(iters, static_cast<int64_t>(static_cast<double>(iters) * 0.005 / seconds));
+  while ((seconds = fastest(iters)) < 2e-4) iters *= 4;
+  iters = static_cast<int64_t>(static_cast<double>(iters) * 0.002 / seconds) + 1;
   double best = 0;
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < 24; ++round) {
     const double s = run_together(threads, [&](int) { g_sink = loop.run(iters); });
     best = std::max(best, flops_per_iter * static_cast<double>(iters) * threads / s / 1e9);
   }
@@ -198,7 +207,7 @@ Bandwidth measure_bandwidth(int threads) {
   });
   const double bytes = static_cast<double>(n * sizeof(float));
   Bandwidth best;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 5; ++round) {
     double s = run_together(threads, [&](int t) {
       auto [at, len] = part(t);
       (avx2 ? copy_avx2 : copy_plain)(a.get() + at, b.get() + at, len);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ struct TimeSpan {
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
-// A named phase of the session: "model_loading_uri", "optimize", "plan".
+// A named phase of the session: "model_loading_uri", "session_initialization", "plan".
 struct SessionPhase {
   std::string name;
   TimeSpan span;
@@ -25,9 +26,9 @@ struct SessionPhase {
 
 // A node as it ran: one entry per (node, kernel, operand shapes) seen.
 struct ProfiledNode {
-  const Node* node = nullptr;
-  std::string name;     // the node's name, or its first output's when it has none
-  std::string op_type;  // "Conv", or "domain.Op" outside ai.onnx
+  const Node* node = nullptr;  // null for an executor's own step
+  std::string name;     // the node's name, or its first output's; "... (reorder)" for a layout change
+  std::string op_type;  // "Conv", or "domain.Op" outside ai.onnx; "Reorder" for a layout change
   std::string kernel;   // the implementation that ran
   int depth = 0;        // 0: main graph; n: inside n levels of subgraphs
   std::vector<OperandShape> inputs, outputs;
@@ -42,7 +43,9 @@ struct NodeExecution {
 };
 
 struct ProfileData {
-  std::string engine;                   // "reference", "fast"
+  std::string engine;                   // "fast", "reference"
+  int plan_steps = 0;                   // the fast engine's steps per run (0: no plan)
+  std::map<std::string, int> plan_kernels;  // kernel -> steps of the plan
   std::vector<SessionPhase> phases;     // before the runs, in order
   std::vector<TimeSpan> warmup_runs;    // unobserved
   std::vector<TimeSpan> runs;           // measured, each observed node by node

@@ -9,9 +9,14 @@ ProfileData profile_runs(ProfileTarget& target, const std::vector<RtValue>& feed
   KILN_CHECK(counts.runs >= 1 && counts.warmup >= 0, ErrorKind::kBadInput,
              "profile: {} runs and {} warmup runs; need at least one run", counts.runs,
              counts.warmup);
+  target.prepare(feeds);
   ProfileData data;
   data.engine = target.engine();
   data.phases = target.phases();
+  if (target.plan()) {
+    data.plan_steps = target.plan()->steps;
+    data.plan_kernels = target.plan()->kernels;
+  }
   for (int i = 0; i < counts.warmup; ++i) {
     const int64_t start = steady_now_ns();
     target.run(feeds, nullptr);

@@ -3,12 +3,7 @@
 #include <algorithm>
 #include <thread>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "onnx/import.h"
-#include "runtime/session.h"
 #include "support/error.h"
 
 namespace kiln {
@@ -24,49 +19,38 @@ auto timed(std::vector<SessionPhase>& phases, const char* name, F&& f) {
   return result;
 }
 
-// The reference interpreter: check, inline, infer (its plan); no optimization.
-class ReferenceTarget : public ProfileTarget {
- public:
-  ReferenceTarget(Model m, std::vector<SessionPhase> phases) {
-    phases_ = std::move(phases);
-    session_ = timed(phases_, "plan", [&] { return std::make_unique<Session>(std::move(m)); });
-  }
-  std::string engine() const override { return "reference"; }
-  const Model& model() const override { return session_->model(); }
-  const std::vector<const Value*>& inputs() const override { return session_->inputs(); }
-  void run(const std::vector<RtValue>& feeds, RunObserver* observer) override {
-    session_->run(feeds, observer);
-  }
-
- private:
-  std::unique_ptr<Session> session_;
-};
-
 }  // namespace
 
-int set_kernel_threads(int threads) {
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int n = threads > 0 ? threads : hardware;
-#ifdef _OPENMP
-  omp_set_num_threads(n);
-#endif
-  return n;
+ProfileTarget::ProfileTarget(Model model, const std::string& engine, int threads,
+                             std::vector<SessionPhase> phases)
+    : engine_(engine), phases_(std::move(phases)) {
+  const engine::EngineKind kind = engine::parse_engine_kind(engine);
+  runner_ = timed(phases_, "session_initialization", [&] {
+    return engine::make_runner(std::move(model), kind, {.threads = threads});
+  });
 }
 
-std::vector<std::string> profile_engines() { return {"reference"}; }
-
-std::string default_profile_engine() { return "reference"; }
-
-std::unique_ptr<ProfileTarget> reference_target(Model model, std::vector<SessionPhase> phases) {
-  return std::make_unique<ReferenceTarget>(std::move(model), std::move(phases));
+void ProfileTarget::prepare(const std::vector<RtValue>& feeds) {
+  if (engine_ == "reference") return;  // nothing is planned ahead
+  plan_ = timed(phases_, "plan", [&] { return runner_->summary(feeds); });
 }
+
+void ProfileTarget::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
+  runner_->run(feeds, observer);
+}
+
+std::vector<std::string> profile_engines() { return {"fast", "reference"}; }
 
 std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
-                                           const std::string& engine) {
+                                           const std::string& engine, int threads) {
   std::vector<SessionPhase> phases;
   Model m = timed(phases, "model_loading_uri", [&] { return load_model(path); });
-  if (engine == "reference") return reference_target(std::move(m), std::move(phases));
-  fail(ErrorKind::kBadInput, "profile: unknown engine '{}'", engine);
+  return std::make_unique<ProfileTarget>(std::move(m), engine, threads, std::move(phases));
+}
+
+int resolve_threads(int requested) {
+  if (requested > 0) return requested;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 }  // namespace kiln

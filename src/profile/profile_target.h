@@ -1,12 +1,14 @@
-// What `kiln profile` runs: a model loaded for one executor (the reference Session or the fast
-// engine), and the loop that runs it N times under the recorder. Switching executors is here only.
+// What `kiln profile` runs: a model opened for one executor (the fast engine or the reference
+// Session, through the engine's ModelRunner), and the loop that runs it N times under the recorder.
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/runner.h"
 #include "ir/graph.h"
 #include "ir/rt_value.h"
 #include "profile/profile_data.h"
@@ -16,39 +18,49 @@ namespace kiln {
 
 class ProfileTarget {
  public:
-  virtual ~ProfileTarget() = default;
-  virtual std::string engine() const = 0;
-  // The model as it runs (after optimization, when the executor optimizes).
-  virtual const Model& model() const = 0;
-  // The inputs a caller feeds, in feed order.
-  virtual const std::vector<const Value*>& inputs() const = 0;
-  virtual void run(const std::vector<RtValue>& feeds, RunObserver* observer) = 0;
-  // Load, optimize and plan, as they happened.
-  const std::vector<SessionPhase>& phases() const { return phases_; }
+  // Opens `model` for `engine` ("fast" or "reference") on `threads` kernel threads (0: the
+  // executor's default), timed as the phase "session_initialization". `phases`: those before.
+  ProfileTarget(Model model, const std::string& engine, int threads,
+                std::vector<SessionPhase> phases = {});
 
- protected:
+  const std::string& engine() const { return engine_; }
+  // The model as it runs (after the executor's own rewriting).
+  const Model& model() const { return runner_->model(); }
+  // The inputs a caller feeds, in feed order.
+  const std::vector<const Value*>& inputs() const { return runner_->inputs(); }
+  // Makes what runs for inputs like `feeds` (the fast engine's plan), timed as the phase "plan".
+  void prepare(const std::vector<RtValue>& feeds);
+  void run(const std::vector<RtValue>& feeds, RunObserver* observer);
+
+  // Load, session initialization and plan, as they happened.
+  const std::vector<SessionPhase>& phases() const { return phases_; }
+  // The fast engine's plan for the prepared feeds; none for the reference.
+  const std::optional<engine::PlanSummary>& plan() const { return plan_; }
+
+ private:
+  std::string engine_;
   std::vector<SessionPhase> phases_;
+  std::unique_ptr<engine::ModelRunner> runner_;
+  std::optional<engine::PlanSummary> plan_;
 };
 
-// The executors `load_target` knows, by name.
+// The executors a target can run on, and the default (the fast engine).
 std::vector<std::string> profile_engines();
-// The default: the fast engine where it is built, else the reference interpreter.
-std::string default_profile_engine();
-// The reference Session on a model already loaded; `phases`: those before (loading).
-std::unique_ptr<ProfileTarget> reference_target(Model model, std::vector<SessionPhase> phases = {});
-// Loads `path` for `engine` ("reference" or "fast"), timing each phase.
-std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
-                                           const std::string& engine);
+inline constexpr const char* kDefaultProfileEngine = "fast";
 
-// Sets the threads kernels run on (0: all hardware threads); returns the count in effect.
-int set_kernel_threads(int threads);
+// Loads `path` (timed as "model_loading_uri") and opens it for `engine`.
+std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
+                                           const std::string& engine, int threads);
+
+// The kernel thread count in effect for `requested` (0: every hardware thread).
+int resolve_threads(int requested);
 
 struct RunCounts {
   int warmup = 1;  // runs before measuring, unobserved
   int runs = 10;   // measured runs, each observed node by node
 };
 
-// Runs `target` on `feeds` per `counts` and returns what it recorded.
+// Prepares `target` for `feeds`, runs it per `counts` and returns what it recorded.
 ProfileData profile_runs(ProfileTarget& target, const std::vector<RtValue>& feeds,
                          const RunCounts& counts);
 

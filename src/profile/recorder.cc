@@ -24,6 +24,55 @@ bool same_operands(const std::vector<OperandShape>& shapes, const Values& values
 const RtValue* input_ptr(const RtValue* v) { return v; }
 const RtValue* output_ptr(const RtValue& v) { return v.is_none() ? nullptr : &v; }
 
+template <typename Values, typename Get>
+std::vector<OperandShape> shapes_of(const Values& values, Get get) {
+  std::vector<OperandShape> out;
+  out.reserve(values.size());
+  for (const auto& v : values) out.push_back(OperandShape::of(get(v)));
+  return out;
+}
+
+// A step that changes a tensor's memory layout for the node it is reported under ("onednn.reorder"):
+// reported apart from that node, with no arithmetic.
+bool is_layout_change(std::string_view kernel) { return kernel.ends_with("reorder"); }
+
+// The node's inputs in its own order. An executor that reports every input (the interpreter) is
+// taken as is. One that keeps constants inside its kernels (oneDNN's reordered weights) reports
+// only the activations: they fill the node's non-constant inputs in order, constants come from
+// the graph, and reported extras (a fused residual) follow.
+std::vector<OperandShape> node_inputs(const Node& n, std::vector<OperandShape> reported) {
+  if (reported.size() == n.inputs.size()) return reported;
+  std::vector<OperandShape> aligned;
+  size_t next = 0;
+  for (const Value* v : n.inputs) {
+    if (!v) aligned.emplace_back();
+    else if (v->is_constant() || next >= reported.size()) aligned.push_back(OperandShape::of(v));
+    else aligned.push_back(reported[next++]);
+  }
+  for (; next < reported.size(); ++next) aligned.push_back(reported[next]);
+  return aligned;
+}
+
+// Name, op type, operands and cost of a new entry from what its step reported.
+void describe(ProfiledNode& p, std::vector<OperandShape> reported) {
+  const bool layout = is_layout_change(p.kernel);
+  if (!p.node) {  // an executor's own step (a copy of an output ...)
+    p.name = p.op_type = p.kernel;
+  } else {
+    p.name = node_display_name(*p.node) + (layout ? " (reorder)" : "");
+    p.op_type = layout ? "Reorder" : node_op_name(*p.node);
+  }
+  if (p.node && !layout) {
+    p.inputs = node_inputs(*p.node, std::move(reported));
+    p.cost = node_cost(*p.node, p.inputs, p.outputs);
+    return;
+  }
+  p.inputs = std::move(reported);
+  p.cost = {};
+  for (const OperandShape& s : p.inputs) p.cost.bytes += s.bytes;
+  for (const OperandShape& s : p.outputs) p.cost.bytes += s.bytes;
+}
+
 }  // namespace
 
 std::string node_display_name(const Node& n) {
@@ -55,26 +104,25 @@ int ProfileRecorder::node_index(const NodeEvent& e) {
   for (int i : entries) {
     const ProfiledNode& p = data_.nodes[i];
     if (p.kernel == e.kernel && p.depth == e.depth &&
-        same_operands(p.inputs, e.inputs, input_ptr) &&
+        same_operands(reported_inputs_[i], e.inputs, input_ptr) &&
         same_operands(p.outputs, e.outputs, output_ptr))
       return i;
   }
   ProfiledNode p;
   p.node = e.node;
-  p.name = node_display_name(*e.node);
-  p.op_type = node_op_name(*e.node);
   p.kernel = std::string(e.kernel);
   p.depth = e.depth;
-  for (const RtValue* v : e.inputs) p.inputs.push_back(OperandShape::of(input_ptr(v)));
-  for (const RtValue& v : e.outputs) p.outputs.push_back(OperandShape::of(output_ptr(v)));
-  p.cost = node_cost(*e.node, p.inputs, p.outputs);
+  p.outputs = shapes_of(e.outputs, output_ptr);
+  std::vector<OperandShape> reported = shapes_of(e.inputs, input_ptr);
+  reported_inputs_.push_back(reported);
+  describe(p, std::move(reported));
   data_.nodes.push_back(std::move(p));
   entries.push_back(static_cast<int>(data_.nodes.size()) - 1);
   return entries.back();
 }
 
 void ProfileRecorder::on_node(const NodeEvent& e) {
-  KILN_CHECK(in_run_ && e.node, ErrorKind::kRuntime, "profile: a node was heard outside a run");
+  KILN_CHECK(in_run_, ErrorKind::kRuntime, "profile: a node was heard outside a run");
   data_.executions.push_back({.run = static_cast<int>(data_.runs.size()),
                               .node = node_index(e),
                               .span = {e.start_ns, e.end_ns}});

@@ -26,6 +26,7 @@ class ProfileRecorder : public RunObserver {
   TimeSpan current_;
   bool in_run_ = false;
   std::unordered_map<const Node*, std::vector<int>> by_node_;  // node -> its entries
+  std::vector<std::vector<OperandShape>> reported_inputs_;     // per entry, as its step gave them
 };
 
 }  // namespace kiln

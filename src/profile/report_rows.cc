@@ -74,7 +74,7 @@ std::vector<std::pair<std::string, std::string>> run_facts(const ProfileReport& 
   int executed = 0;
   for (const NodeExecution& e : r.data.executions)
     if (e.run == 0 && r.data.nodes[e.node].depth == 0) ++executed;
-  return {
+  std::vector<std::pair<std::string, std::string>> facts = {
       {"engine", fmt::format("{}, {} threads, {} measured runs after {} warmup", r.data.engine,
                              r.threads, s.runs, r.data.warmup_runs.size())},
       {"latency", fmt::format("mean {}, median {}, min {}, max {}, stddev {}",
@@ -94,6 +94,14 @@ std::vector<std::pair<std::string, std::string>> run_facts(const ProfileReport& 
                            p.from_cache ? "cached" : fmt::format("measured in {:.2f} s",
                                                                  p.probe_seconds))},
   };
+  if (r.data.plan_steps > 0) {
+    std::string kernels;
+    for (const auto& [k, n] : r.data.plan_kernels)
+      kernels += fmt::format("{}{} {}", kernels.empty() ? "" : ", ", n, k);
+    facts.insert(facts.begin() + 1,
+                 {"plan", fmt::format("{} steps: {}", r.data.plan_steps, kernels)});
+  }
+  return facts;
 }
 
 }  // namespace kiln

@@ -103,9 +103,12 @@ ProfileSummary summarize(const ProfileData& data, const Roofline& roof) {
     sum.ops.push_back(g.finish(sum.runs, run_ms, roof));
   }
   // An op's node count: distinct graph nodes among its depth-0 entries.
-  std::map<std::string, std::set<const Node*>> op_nodes;
-  for (const ProfiledNode& n : data.nodes)
-    if (n.depth == 0) op_nodes[n.op_type].insert(n.node);
+  std::map<std::string, std::set<const void*>> op_nodes;
+  for (size_t i = 0; i < data.nodes.size(); ++i) {
+    const ProfiledNode& n = data.nodes[i];
+    // Executor steps without a node count one each.
+    if (n.depth == 0) op_nodes[n.op_type].insert(n.node ? static_cast<const void*>(n.node) : &n);
+  }
   for (WorkStats& s : sum.ops) s.nodes = static_cast<int>(op_nodes[s.op_type].size());
   sum.total.nodes = 0;
   for (const auto& [op, set] : op_nodes) sum.total.nodes += static_cast<int>(set.size());

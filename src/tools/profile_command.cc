@@ -19,7 +19,7 @@ namespace kiln::tools {
 namespace {
 
 struct ProfileOptions {
-  std::string model, inputs, trace, html, engine = default_profile_engine();
+  std::string model, inputs, trace, html, engine = kDefaultProfileEngine;
   int runs = 10, warmup = 1, threads = 0, top = 15;
   uint64_t seed = 0;
   std::vector<std::string> dims;
@@ -44,8 +44,8 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) 
 }
 
 int profile(const ProfileOptions& o) {
-  const int threads = set_kernel_threads(o.threads);
-  auto target = load_target(o.model, o.engine);
+  const int threads = resolve_threads(o.threads);
+  auto target = load_target(o.model, o.engine, threads);
   std::vector<RtValue> feeds;
   if (!o.inputs.empty()) {
     feeds = read_values(o.inputs, "input", target->inputs());
@@ -89,7 +89,7 @@ Action add_profile(CLI::App& app) {
   app.add_flag("--json", o->json, "Print one JSON object instead of the table");
   app.add_option("--threads", o->threads, "Kernel and probe threads (default: all)")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--engine", o->engine, "Executor to profile")
+  app.add_option("--engine", o->engine, "Executor to profile: fast (default) or reference")
       ->check(CLI::IsMember(profile_engines()));
   app.add_option("--dim", o->dims, "Value of a symbolic input dim, NAME=VALUE (repeatable)");
   app.add_option("--seed", o->seed, "Seed of the random inputs");

@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Checks a `kiln profile --trace` file against the model it profiled (issue 6's done-when).
 
-Usage: /usr/bin/python3 tests/report/check_trace.py TRACE.json MODEL.onnx --runs N [--coverage 0.05]
+Usage: /usr/bin/python3 tests/report/check_trace.py TRACE.json MODEL.onnx --runs N
+           [--profile-json PROFILE.json] [--coverage 0.05]
 
 - Every event is a complete event ("ph": "X") with name, cat, ts, dur, pid, tid and args.
-- Session events: model_loading_uri, plan and N model_run events.
-- In every measured run, each node of the model's main graph has exactly one "Node" event (named
-  by the node, or by its first output when unnamed), inside the run's span, with ONNX Runtime's
-  args (op_name, provider, input_type_shape, output_type_shape as [{"dtype": [dims]}]).
+- Session events: model_loading_uri, session_initialization and N model_run events (and plan
+  when the profile says the fast engine planned).
+- In every measured run the "Node" events lie inside the run's span and carry ONNX Runtime's args
+  (op_name, provider, input_type_shape, output_type_shape as [{"dtype": [dims]}]), and every
+  executed node has one: with the reference interpreter each node of the model's main graph
+  (named by the node, or by its first output when unnamed); with the fast engine (the profile
+  JSON has its plan) each step of the plan, every run the same, each named after a graph node.
 - The depth-0 node events of all runs add up to within --coverage of the runs' measured latency.
 Prints one line per run and exits 1 on the first failed check.
 """
@@ -46,6 +50,7 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("model")
     ap.add_argument("--runs", type=int, required=True)
+    ap.add_argument("--profile-json", help="kiln profile --json output of the same run")
     ap.add_argument("--coverage", type=float, default=0.05)
     args = ap.parse_args()
 
@@ -62,9 +67,14 @@ def main():
         if e["dur"] < 0:
             fail(f"event {e['name']!r} has a negative duration")
 
+    plan_steps = None
+    if args.profile_json:
+        with open(args.profile_json) as f:
+            plan_steps = json.load(f).get("plan", {}).get("steps")
+
     session = [e for e in events if e["cat"] == "Session"]
     names = [e["name"] for e in session]
-    for phase in ("model_loading_uri", "plan"):
+    for phase in ("model_loading_uri", "session_initialization") + (("plan",) if plan_steps else ()):
         if phase not in names:
             fail(f"no Session event '{phase}' (have {sorted(set(names))})")
     runs = [e for e in session if e["name"] == "model_run"]
@@ -72,19 +82,27 @@ def main():
         fail(f"{len(runs)} model_run events, expected {args.runs}")
 
     model = onnx.load(args.model, load_external_data=False)
-    expected = collections.Counter(node_name(n) for n in model.graph.node)
+    graph_nodes = collections.Counter(node_name(n) for n in model.graph.node)
     nodes = [e for e in events if e["cat"] == "Node"]
     total_run, total_nodes = 0.0, 0.0
+    first_run = None
     for i, run in enumerate(runs):
         begin, end = run["ts"], run["ts"] + run["dur"]
         mine = [e for e in nodes if e["args"].get("run") == i]
         top = [e for e in mine if e["args"].get("depth", 0) == 0]
         seen = collections.Counter(e["name"] for e in top)
-        if seen != expected:
-            missing = expected - seen
-            extra = seen - expected
-            fail(f"run {i}: node events differ from the graph's nodes: missing {dict(missing)}, "
-                 f"extra {dict(extra)}")
+        if plan_steps is None and seen != graph_nodes:
+            fail(f"run {i}: node events differ from the graph's nodes: missing "
+                 f"{dict(graph_nodes - seen)}, extra {dict(seen - graph_nodes)}")
+        if plan_steps is not None:
+            if len(top) != plan_steps:
+                fail(f"run {i}: {len(top)} node events, the plan has {plan_steps} steps")
+            unknown = {n for n in seen if n.removesuffix(" (reorder)") not in graph_nodes}
+            if unknown:
+                fail(f"run {i}: node events named after no graph node: {sorted(unknown)}")
+            if first_run is not None and seen != first_run:
+                fail(f"run {i}: node events differ from run 0's")
+            first_run = seen
         for e in mine:
             if e["ts"] < begin - 1e-3 or e["ts"] + e["dur"] > end + 1e-3:
                 fail(f"run {i}: node '{e['name']}' lies outside its run")

@@ -19,16 +19,19 @@ fi
   /usr/bin/python3 -W ignore "$root/tests/report/export_small_cnn.py" "$work/models/small_cnn.onnx"
 
 runs=4
-check() {  # name, coverage tolerance, extra kiln flags...
-  local name=$1 tolerance=$2
+check() {  # name, engine, extra kiln flags...
+  local name=$1 engine=$2
   shift 2
-  echo "== $name"
-  "$kiln" profile "$work/models/$name.onnx" --engine reference --runs $runs --warmup 1 \
-    --trace "$work/report/$name.trace.json" --json "$@" > "$work/report/$name.json"
-  /usr/bin/python3 "$root/tests/report/check_trace.py" "$work/report/$name.trace.json" \
-    "$work/models/$name.onnx" --runs $runs --coverage "$tolerance"
+  echo "== $name ($engine)"
+  local out=$work/report/$name.$engine
+  "$kiln" profile "$work/models/$name.onnx" --engine "$engine" --runs $runs --warmup 1 \
+    --trace "$out.trace.json" --json "$@" > "$out.json"
+  /usr/bin/python3 "$root/tests/report/check_trace.py" "$out.trace.json" "$work/models/$name.onnx" \
+    --runs $runs --profile-json "$out.json" --coverage 0.05
 }
-check small_cnn 0.05 --dim batch=4
-check mlp 0.05 --dim batch=64
+check small_cnn reference --dim batch=4
+check small_cnn fast --dim batch=32
+check mlp reference --dim batch=64
+check mlp fast --dim batch=2048
 # If and Loop run their bodies as depth-1 nodes; depth-0 events still cover each run.
-check control_flow 0.05 --dim batch=64
+check control_flow reference --dim batch=64

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "support/error.h"
+
 namespace kiln::cpu {
 
 bool BroadcastPlan::is_full(size_t k) const {
@@ -18,6 +20,9 @@ bool BroadcastPlan::is_scalar(size_t k) const {
 BroadcastPlan plan_broadcast(std::span<const int64_t> y_dims,
                              std::span<const std::span<const int64_t>> inputs) {
   const size_t rank = y_dims.size(), n_in = inputs.size();
+  KILN_CHECK(n_in <= kMaxBroadcastInputs && rank <= kMaxBroadcastRank, ErrorKind::kUnsupported,
+             "broadcast of {} inputs of rank {}: at most {} inputs, rank {}", n_in, rank,
+             kMaxBroadcastInputs, kMaxBroadcastRank);
   BroadcastPlan p;
   p.numel = 1;
   for (int64_t d : y_dims) p.numel *= d;
@@ -58,9 +63,7 @@ BroadcastPlan plan_broadcast(std::span<const int64_t> y_dims,
 
 RunWalker::RunWalker(const BroadcastPlan& p, int64_t begin)
     : p_(p),
-      idx_(p.dims.size(), 0),
-      off_(p.strides.size(), 0),
-      run_(p.strides.size(), 0),
+      n_in_(static_cast<int>(p.strides.size())),
       pos_(begin),
       col_(p.inner() > 0 ? begin % p.inner() : 0) {
   const int rank = static_cast<int>(p.dims.size());
@@ -69,14 +72,14 @@ RunWalker::RunWalker(const BroadcastPlan& p, int64_t begin)
     idx_[d] = row % p.dims[d];
     row /= p.dims[d];
   }
-  for (size_t k = 0; k < off_.size(); ++k)
+  for (int k = 0; k < n_in_; ++k)
     for (int d = 0; d < rank - 1; ++d) off_[k] += idx_[d] * p.strides[k][d];
 }
 
 int64_t RunWalker::step(int64_t max_len) {
   const int rank = static_cast<int>(p_.dims.size());
   const int64_t len = std::min(max_len, p_.inner() - col_);
-  for (size_t k = 0; k < off_.size(); ++k) run_[k] = off_[k] + col_ * p_.strides[k][rank - 1];
+  for (int k = 0; k < n_in_; ++k) run_[k] = off_[k] + col_ * p_.strides[k][rank - 1];
   pos_ += len;
   col_ += len;
   if (col_ == p_.inner()) next_row();
@@ -87,9 +90,9 @@ void RunWalker::next_row() {
   col_ = 0;
   for (int d = static_cast<int>(p_.dims.size()) - 2; d >= 0; --d) {
     ++idx_[d];
-    for (size_t k = 0; k < off_.size(); ++k) off_[k] += p_.strides[k][d];
+    for (int k = 0; k < n_in_; ++k) off_[k] += p_.strides[k][d];
     if (idx_[d] < p_.dims[d]) return;
-    for (size_t k = 0; k < off_.size(); ++k) off_[k] -= p_.strides[k][d] * p_.dims[d];
+    for (int k = 0; k < n_in_; ++k) off_[k] -= p_.strides[k][d] * p_.dims[d];
     idx_[d] = 0;
   }
 }

@@ -4,11 +4,16 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace kiln::cpu {
+
+// Limits of a plan, so walking one needs no allocation (ONNX models here have rank <= 64).
+constexpr int kMaxBroadcastInputs = 8;
+constexpr int kMaxBroadcastRank = 64;
 
 struct BroadcastPlan {
   std::vector<int64_t> dims;                  // collapsed output dims; never empty
@@ -20,11 +25,13 @@ struct BroadcastPlan {
   bool is_scalar(size_t k) const;
 };
 
-// Inputs' dims must broadcast to y_dims (numpy rules; checked by the caller).
+// Inputs' dims must broadcast to y_dims (numpy rules; checked by the caller). Fails
+// (kUnsupported) beyond kMaxBroadcastInputs inputs or kMaxBroadcastRank axes.
 BroadcastPlan plan_broadcast(std::span<const int64_t> y_dims,
                              std::span<const std::span<const int64_t>> inputs);
 
 // Walks the output from a position on, in runs that stay in one row of the innermost axis.
+// Allocates nothing.
 class RunWalker {
  public:
   RunWalker(const BroadcastPlan& p, int64_t begin);
@@ -39,7 +46,9 @@ class RunWalker {
  private:
   void next_row();
   const BroadcastPlan& p_;
-  std::vector<int64_t> idx_, off_, run_;  // row multi-index, inputs' row offsets, run offsets
+  const int n_in_;
+  std::array<int64_t, kMaxBroadcastRank> idx_{};  // the row's multi-index
+  std::array<int64_t, kMaxBroadcastInputs> off_{}, run_{};  // inputs' row offsets, run offsets
   int64_t pos_, col_;
 };
 
@@ -48,7 +57,7 @@ void RunWalker::walk(int64_t n, F&& fn) {
   for (int64_t done = 0; done < n;) {
     const int64_t start = pos_;
     const int64_t len = step(n - done);
-    fn(start, run_.data(), len);
+    fn(start, static_cast<const int64_t*>(run_.data()), len);
     done += len;
   }
 }

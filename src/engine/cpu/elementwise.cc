@@ -23,13 +23,13 @@ int64_t unary_grain(UnaryOp op) {
     case UnaryOp::kGeluTanh:
     case UnaryOp::kSwish:
     case UnaryOp::kExp:
-      return 8 << 10;
+      return 16 << 10;
     default:
-      return 32 << 10;
+      return 64 << 10;
   }
 }
 
-int64_t binary_grain(BinaryOp op) { return op == BinaryOp::kPow ? 2 << 10 : 32 << 10; }
+int64_t binary_grain(BinaryOp op) { return op == BinaryOp::kPow ? 2 << 10 : 64 << 10; }
 
 constexpr int64_t kTileFloats = 512;
 

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kBlock = 256;     // floats per block buffer: all of a block's buffers stay in L1
 constexpr int kMaxRegs = 8;     // block buffers live at once
-constexpr int kMaxInputs = 8;   // inputs that need a broadcast copy per block
+constexpr int kMaxInputs = kMaxBroadcastInputs;  // inputs a program reads
 // Output elements per thread below which running on one thread is faster.
 constexpr int64_t kGrain = 8 << 10;
 
@@ -155,59 +155,62 @@ void run_instr(const KernelTable& k, const EwInstr& in, Operand a, Operand b, fl
 
 }  // namespace
 
-void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float* y,
-               std::span<const int64_t> y_dims) {
-  KILN_ASSERT(program.finished(), "fused elementwise program run before set_result");
-  KILN_CHECK(static_cast<int>(inputs.size()) >= program.num_inputs(), ErrorKind::kRuntime,
-             "fused elementwise chain: {} inputs given, the program reads {}", inputs.size(),
-             program.num_inputs());
-  std::vector<std::span<const int64_t>> dims;
-  for (const EwInput& in : inputs) dims.push_back(in.dims);
-  const BroadcastPlan plan = plan_broadcast(y_dims, dims);
-  if (plan.numel == 0) return;
-  enum class Mode { kFull, kScalar, kStaged };
-  std::vector<Mode> mode(inputs.size());
-  std::vector<int> stage_slot(inputs.size(), -1);
-  int staged = 0;
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    mode[j] = plan.is_full(j) ? Mode::kFull : plan.is_scalar(j) ? Mode::kScalar : Mode::kStaged;
-    if (mode[j] == Mode::kStaged) stage_slot[j] = staged++;
+FusedKernel::FusedKernel(EwProgram program, std::span<const std::vector<int64_t>> input_dims,
+                         std::vector<int64_t> y_dims)
+    : program_(std::move(program)), y_dims_(std::move(y_dims)) {
+  KILN_ASSERT(program_.finished(), "fused elementwise program used before set_result");
+  const size_t n_in = static_cast<size_t>(program_.num_inputs());
+  KILN_CHECK(input_dims.size() >= n_in, ErrorKind::kRuntime,
+             "fused elementwise chain: {} inputs given, the program reads {}", input_dims.size(),
+             n_in);
+  std::vector<std::span<const int64_t>> dims(input_dims.begin(), input_dims.begin() + n_in);
+  plan_ = plan_broadcast(y_dims_, dims);
+  mode_.resize(n_in);
+  stage_slot_.assign(n_in, -1);
+  for (size_t j = 0; j < n_in; ++j) {
+    mode_[j] = plan_.is_full(j) ? Mode::kFull : plan_.is_scalar(j) ? Mode::kScalar : Mode::kStaged;
+    if (mode_[j] == Mode::kStaged) stage_slot_[j] = staged_++;
   }
-  KILN_ASSERT(staged <= kMaxInputs, "too many broadcast inputs");
+}
+
+void FusedKernel::run(std::span<const float* const> inputs, float* y) const {
+  const size_t n_in = mode_.size();
+  KILN_CHECK(inputs.size() >= n_in, ErrorKind::kRuntime,
+             "fused elementwise chain: {} inputs given, the program reads {}", inputs.size(), n_in);
+  if (plan_.numel == 0) return;
   const KernelTable& k = kernels();
-  const auto& code = program.code();
+  const auto& code = program_.code();
   const int n_code = static_cast<int>(code.size());
-  const EwValue result = program.result();
-  const bool result_is_last =
-      result.kind == EwValue::Kind::kTemp && result.index == n_code - 1;
+  const EwValue result = program_.result();
+  const bool result_is_last = result.kind == EwValue::Kind::kTemp && result.index == n_code - 1;
 
   // Long rows: blocks end where rows end, and within a row every input is a pointer (stride 1)
   // or one value (stride 0), so nothing is copied. Short rows: full blocks, for which the
   // broadcast inputs are copied into block buffers run by run.
-  const bool by_rows = plan.inner() >= kBlock / 2;
-  parallel_for(plan.numel, kGrain, [&](int64_t begin, int64_t end) {
+  const bool by_rows = plan_.inner() >= kBlock / 2;
+  parallel_for(plan_.numel, kGrain, [&](int64_t begin, int64_t end) {
     alignas(64) float regs[kMaxRegs][kBlock];
     alignas(64) float stage[kMaxInputs][kBlock];
-    std::vector<Operand> in_ops(inputs.size());
-    RunWalker walker(plan, begin);
+    Operand in_ops[kMaxInputs];
+    RunWalker walker(plan_, begin);
     for (int64_t blk = begin; blk < end;) {
       int64_t len = std::min<int64_t>(kBlock, end - blk);
       if (by_rows) len = walker.step(len);
-      for (size_t j = 0; j < inputs.size(); ++j) {
-        const float* data = inputs[j].data;
-        if (mode[j] == Mode::kFull) in_ops[j] = {data + blk, 0};
-        else if (mode[j] == Mode::kScalar) in_ops[j] = {nullptr, data[0]};
-        else if (!by_rows) in_ops[j] = {stage[stage_slot[j]], 0};
-        else if (plan.strides[j].back() != 0) in_ops[j] = {data + walker.offsets()[j], 0};
+      for (size_t j = 0; j < n_in; ++j) {
+        const float* data = inputs[j];
+        if (mode_[j] == Mode::kFull) in_ops[j] = {data + blk, 0};
+        else if (mode_[j] == Mode::kScalar) in_ops[j] = {nullptr, data[0]};
+        else if (!by_rows) in_ops[j] = {stage[stage_slot_[j]], 0};
+        else if (plan_.strides[j].back() != 0) in_ops[j] = {data + walker.offsets()[j], 0};
         else in_ops[j] = {nullptr, data[walker.offsets()[j]]};
       }
-      if (!by_rows && staged > 0) {
+      if (!by_rows && staged_ > 0) {
         walker.walk(len, [&](int64_t out, const int64_t* off, int64_t run) {
-          for (size_t j = 0; j < inputs.size(); ++j) {
-            if (stage_slot[j] < 0) continue;
-            float* dst = stage[stage_slot[j]] + (out - blk);
-            const float* src = inputs[j].data + off[j];
-            if (plan.strides[j].back() != 0) std::memcpy(dst, src, run * sizeof(float));
+          for (size_t j = 0; j < n_in; ++j) {
+            if (stage_slot_[j] < 0) continue;
+            float* dst = stage[stage_slot_[j]] + (out - blk);
+            const float* src = inputs[j] + off[j];
+            if (plan_.strides[j].back() != 0) std::memcpy(dst, src, run * sizeof(float));
             else std::fill(dst, dst + run, *src);
           }
         });
@@ -233,6 +236,17 @@ void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float*
       blk += len;
     }
   });
+}
+
+void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float* y,
+               std::span<const int64_t> y_dims) {
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<const float*> data;
+  for (const EwInput& in : inputs) {
+    dims.emplace_back(in.dims.begin(), in.dims.end());
+    data.push_back(in.data);
+  }
+  FusedKernel(program, dims, std::vector<int64_t>(y_dims.begin(), y_dims.end())).run(data, y);
 }
 
 }  // namespace kiln::cpu

@@ -10,7 +10,8 @@
 //   run_fused(p, {{x_data, x_dims}}, y_data, y_dims);
 //
 // or Add -> Relu with a bias broadcast along the channels. Inputs broadcast to the output's dims
-// (numpy rules). Build the program once (at session creation) and run it many times.
+// (numpy rules). Build the program and its FusedKernel once (at session creation), run it many
+// times.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cpu/broadcast.h"
 #include "engine/cpu/elementwise.h"
 
 namespace kiln::cpu {
@@ -72,7 +74,29 @@ struct EwInput {
   std::span<const int64_t> dims;
 };
 
-// y = the program's result, elementwise over y_dims. y may be an input that has y's dims.
+// A finished program bound to the dims of its inputs and of its output: the broadcast plan is
+// made once (at session creation), and run() allocates nothing.
+class FusedKernel {
+ public:
+  FusedKernel(EwProgram program, std::span<const std::vector<int64_t>> input_dims,
+              std::vector<int64_t> y_dims);
+  // y = the program's result over y_dims; inputs[i] holds input i (of the dims given above).
+  // y may be an input that has y's dims.
+  void run(std::span<const float* const> inputs, float* y) const;
+  const EwProgram& program() const { return program_; }
+  const std::vector<int64_t>& y_dims() const { return y_dims_; }
+
+ private:
+  enum class Mode : uint8_t { kFull, kScalar, kStaged };  // how a block reads an input
+  EwProgram program_;
+  std::vector<int64_t> y_dims_;
+  BroadcastPlan plan_;
+  std::vector<Mode> mode_;
+  std::vector<int> stage_slot_;  // the block buffer a kStaged input is copied into
+  int staged_ = 0;
+};
+
+// The same in one call (plans every time): y = the program's result, elementwise over y_dims.
 void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float* y,
                std::span<const int64_t> y_dims);
 

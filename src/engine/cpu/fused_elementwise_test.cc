@@ -100,6 +100,22 @@ TEST_P(CpuFused, RunsInPlaceOverItsFullInput) {
   EXPECT_TRUE(tensors_near(y, want, 4, 3e-7f));  // absolute where the sum cancels
 }
 
+TEST_P(CpuFused, AKernelPlannedOnceRunsOnNewData) {
+  std::mt19937 rng(7);
+  EwProgram p;
+  p.set_result(p.binary(BinaryOp::kMul, p.unary(UnaryOp::kTanh, p.input(0)), p.input(1)));
+  const std::vector<std::vector<int64_t>> dims = {{3, 200}, {200}};
+  const FusedKernel kernel(p, dims, {3, 200});
+  for (int round = 0; round < 2; ++round) {
+    const Tensor a = random_tensor({3, 200}, rng), b = random_tensor({200}, rng);
+    Tensor y(DataType::kFloat, {3, 200});
+    const float* in[] = {a.data<float>(), b.data<float>()};
+    kernel.run(in, y.data<float>());
+    const Tensor want = ReferenceOp("Mul").run1({ReferenceOp("Tanh").run1({a}), b});
+    EXPECT_TRUE(tensors_near(y, want, 2, 6e-8f));
+  }
+}
+
 TEST_P(CpuFused, ResultWithoutInstructions) {
   std::mt19937 rng(6);
   const Tensor x = random_tensor({3, 5}, rng);

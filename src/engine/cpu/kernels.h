@@ -38,6 +38,9 @@ struct KernelTable {
   void (*reduce_cols)(ReduceOp op, const float* x, float* y, int64_t len, int64_t stride,
                       int64_t cols);
 
+  // y[i] = a[i] (1 - w) + b[i] w: linear interpolation between two rows.
+  void (*lerp)(const float* a, const float* b, float w, float* y, int64_t n);
+
   // 4-byte elements: y[c * ldy + r] = x[r * ldx + c] for r < rows, c < cols.
   void (*transpose_4b)(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
                        int64_t cols);

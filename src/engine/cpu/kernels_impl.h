@@ -485,6 +485,11 @@ void reduce_cols_kernel(ReduceOp op, const float* x, float* y, int64_t len, int6
   }
 }
 
+void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {
+  const Vec wa = Vec::all(1.0f - w), wb = Vec::all(w);
+  map2(a, b, y, n, [&](Vec u, Vec v) { return fma(v, wb, u * wa); });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Transpose of 4-byte elements: register tiles, scalar edges.
 
@@ -514,6 +519,7 @@ const KernelTable& kernel_table() {
       .norm_rows = norm_rows_kernel,
       .reduce_rows = reduce_rows_kernel,
       .reduce_cols = reduce_cols_kernel,
+      .lerp = lerp_kernel,
       .transpose_4b = transpose_4b_kernel,
   };
   return table;

@@ -9,7 +9,7 @@
 namespace kiln::cpu {
 namespace {
 
-constexpr int64_t kGrain = 16 << 10;  // elements per thread
+constexpr int64_t kGrain = 32 << 10;  // elements per thread
 
 void run_norm(const float* x, const float* scale, const float* bias, float* y, int64_t rows,
               int64_t cols, float epsilon, bool rms, float* mean, float* inv_std) {

@@ -12,7 +12,7 @@
 namespace kiln::cpu {
 namespace {
 
-constexpr int64_t kGrain = 32 << 10;     // elements per thread
+constexpr int64_t kGrain = 64 << 10;     // elements per thread
 constexpr int64_t kColumnBlock = 1024;   // columns per task when reducing leading axes
 
 // One long row split over the threads: partial sums (or maxima) per piece, then combined.

@@ -13,7 +13,7 @@ namespace kiln::cpu {
 namespace {
 
 constexpr int64_t kTile = 64;            // 2-D transposes go through kTile x kTile blocks
-constexpr int64_t kGrainBytes = 128 << 10;
+constexpr int64_t kGrainBytes = 256 << 10;
 
 // Element types by size, so copies of 1, 2, 4 and 8 bytes are single moves.
 template <size_t N>

@@ -1,7 +1,6 @@
 #include "engine/onednn/dnnl_step.h"
 
 #include "engine/onednn/dnnl_context.h"
-#include "engine/threads.h"
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -47,12 +46,7 @@ void DnnlStep::run(RunState& st) {
     b.mem.set_data_handle(const_cast<void*>(v.tensor.raw()));
   }
   if (pad_) scratch_.set_data_handle(pad_->data);
-  if (threads > 0) {
-    ThreadScope scope(threads);
-    prim_.execute(dnnl_stream(), args_);
-  } else {
-    prim_.execute(dnnl_stream(), args_);
-  }
+  prim_.execute(dnnl_stream(), args_);
 }
 
 }  // namespace kiln::engine

@@ -29,9 +29,6 @@ class DnnlStep : public Step {
 
   void run(RunState& st) override;
 
-  // Threads the primitive was made for (and must run with): 0 for the plan's.
-  int threads = 0;
-
  private:
   struct Binding {
     dnnl::memory mem;

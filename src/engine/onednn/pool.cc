@@ -83,7 +83,7 @@ bool build_pool(Group& g, Lowering& lw) {
   const dnnl::memory::desc src_md = layout ? *layout : plain_md(geo.src, dt::f32);
   double work = 1;
   for (int64_t d : geo.src) work *= static_cast<double>(d);
-  const int threads = threads_for_work(work * sizeof(float));
+  const int threads = threads_for_bytes(work * sizeof(float));
   ThreadScope scope(threads);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

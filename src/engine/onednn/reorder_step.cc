@@ -10,7 +10,7 @@ std::unique_ptr<Step> make_reorder_step(const Node* for_node, const std::vector<
                                         int src, const dnnl::memory::desc& src_md, int dst,
                                         const dnnl::memory::desc& dst_md) {
   const auto& eng = dnnl_engine();
-  const int threads = threads_for_work(static_cast<double>(dst_md.get_size()));
+  const int threads = threads_for_bytes(2.0 * static_cast<double>(dst_md.get_size()));
   ThreadScope scope(threads);
   dnnl::reorder::primitive_desc pd(eng, src_md, eng, dst_md);
   auto step = std::make_unique<DnnlStep>(dnnl::reorder(pd), for_node, "onednn.reorder");

@@ -1,0 +1,40 @@
+#include "engine/native/native_step.h"
+
+#include "engine/lowering.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+NativeStep::NativeStep(const Node& n, std::string_view kernel_name) {
+  node = &n;
+  kernel = kernel_name;
+}
+
+void NativeStep::read(int s, std::vector<int64_t> dims) {
+  inputs.push_back(s);
+  expected_.push_back(std::move(dims));
+}
+
+void NativeStep::write(int s, int share) { outputs.push_back({s, OutputMemory::kPlanned, share}); }
+
+const Tensor& NativeStep::in(const RunState& st, size_t k) const {
+  const RtValue& v = st.slots[inputs[k]];
+  KILN_CHECK(v.is_tensor(), ErrorKind::kRuntime, "{}: input {} is not a tensor", kernel, k);
+  if (v.tensor.dims() != expected_[k])
+    fail(ErrorKind::kRuntime, "{}: input of shape {} where the plan expects {}", kernel,
+         dims_to_string(v.tensor.dims()), dims_to_string(expected_[k]));
+  return v.tensor;
+}
+
+int in_place_share(Lowering& lw, int s, size_t out_bytes) {
+  return lw.dies_here(s) && lw.slot(s).bytes() == out_bytes ? s : -1;
+}
+
+void register_native_kernels(KernelTable& t) {
+  register_native_elementwise(t);
+  register_native_normalization(t);
+  register_native_data_movement(t);
+  register_native_reduce(t);
+}
+
+}  // namespace kiln::engine

@@ -1,0 +1,40 @@
+// Steps that run kiln's own vectorized CPU kernels (src/engine/cpu), and what they share: inputs
+// checked against the dims the plan was made for, outputs written into planned buffers.
+#pragma once
+
+#include <vector>
+
+#include "engine/kernel_table.h"
+#include "engine/step.h"
+
+namespace kiln::engine {
+
+class Lowering;
+
+class NativeStep : public Step {
+ public:
+  NativeStep(const Node& n, std::string_view kernel_name);
+
+ protected:
+  // Reads input slot `s` expecting `dims`; the tensor read at run time is checked against them.
+  void read(int s, std::vector<int64_t> dims);
+  // Writes output slot `s` into a planned buffer, in place of input slot `share` when >= 0.
+  void write(int s, int share = -1);
+  // The tensor of the k-th slot given to read(), its dims checked.
+  const Tensor& in(const RunState& st, size_t k) const;
+  Tensor& out(RunState& st, size_t k) const { return st.slots[outputs[k].slot].tensor; }
+
+ private:
+  std::vector<std::vector<int64_t>> expected_;
+};
+
+// The slot the output of the current group may share with input slot `s` (in place): s when the
+// value dies here and has the output's bytes, else -1.
+int in_place_share(Lowering& lw, int s, size_t out_bytes);
+
+void register_native_elementwise(KernelTable& t);
+void register_native_normalization(KernelTable& t);
+void register_native_data_movement(KernelTable& t);
+void register_native_reduce(KernelTable& t);
+
+}  // namespace kiln::engine

@@ -1,0 +1,45 @@
+#include "engine/native/physical_order.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "engine/onednn/dnnl_context.h"
+
+namespace kiln::engine {
+
+std::optional<std::vector<int>> physical_order(const dnnl::memory::desc& md) {
+  if (!is_dense(md) || md.data.format_desc.blocking.inner_nblks != 0) return std::nullopt;
+  const int rank = md.data.ndims;
+  const auto* dims = md.data.dims;
+  const auto* strides = md.data.format_desc.blocking.strides;
+  std::vector<int> order(rank);
+  std::iota(order.begin(), order.end(), 0);
+  // outermost first: larger strides first; axes of size 1 go where their stride puts them, ties
+  // kept in logical order
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return strides[a] > strides[b]; });
+  int64_t expect = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const int a = order[i];
+    if (dims[a] == 1) continue;
+    if (strides[a] != expect) return std::nullopt;
+    expect *= dims[a];
+  }
+  return order;
+}
+
+std::optional<std::vector<int64_t>> in_physical_order(std::vector<int64_t> dims,
+                                                      const std::vector<int>& order) {
+  if (dims.size() > order.size()) return std::nullopt;
+  dims.insert(dims.begin(), order.size() - dims.size(), 1);
+  std::vector<int64_t> out(order.size());
+  int last = -1;
+  for (size_t i = 0; i < order.size(); ++i) {
+    out[i] = dims[order[i]];
+    if (out[i] == 1) continue;
+    if (order[i] < last) return std::nullopt;
+    last = order[i];
+  }
+  return out;
+}
+
+}  // namespace kiln::engine
