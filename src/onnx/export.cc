@@ -35,6 +35,7 @@ class Exporter {
   void model(const Model& m, onnx::ModelProto& mp) {
     if (!m.preserved_fields.empty()) mp.ParseFromString(m.preserved_fields);
     mp.set_ir_version(m.ir_version);
+    initializers_are_inputs_ = m.ir_version < 4;
     if (!m.producer_name.empty()) mp.set_producer_name(m.producer_name);
     if (!m.producer_version.empty()) mp.set_producer_version(m.producer_version);
     if (!m.domain.empty()) mp.set_domain(m.domain);
@@ -204,9 +205,11 @@ class Exporter {
     // Initializers: the file's ones in order, then constants kiln made (normalized attributes
     // that stayed inputs, folded values) that something still reads.
     std::set<const Value*> written;
+    std::vector<const Value*> written_order;
     std::set<std::string> sparse(g.sparse_initializers.begin(), g.sparse_initializers.end());
     auto write_init = [&](const Value* v) {
       if (!written.insert(v).second) return;
+      written_order.push_back(v);
       if (sparse.contains(v->name)) {
         sparse_to_proto(to_sparse(v->data), *gp.add_sparse_initializer());
         gp.mutable_sparse_initializer()->rbegin()->mutable_values()->set_name(v->name);
@@ -216,12 +219,15 @@ class Exporter {
     };
     for (const Value* v : g.initializers)
       if (v->is_constant() && (used.contains(v) || v->is_graph_input || keep_unused_)) write_init(v);
-    for (const Value* v : used) (void)v;
     std::vector<const Value*> extra(used.begin(), used.end());
     std::sort(extra.begin(), extra.end(),
               [](const Value* a, const Value* b) { return a->name < b->name; });
     for (const Value* v : extra)
       if (v->owner == &g) write_init(v);
+    // Before IR 4 every initializer is also listed as a graph input (import took them out).
+    if (initializers_are_inputs_)
+      for (const Value* v : written_order)
+        if (!v->is_graph_input) value_info(*v, *gp.add_input());
     std::set<const Value*> declared;
     for (const Value* v : g.value_infos) {
       if (v->producer && declared.insert(v).second) value_info(*v, *gp.add_value_info());
@@ -283,6 +289,7 @@ class Exporter {
   const SaveOptions& opts_;
   std::ofstream* data_;
   std::string location_;
+  bool initializers_are_inputs_ = false;
   bool keep_unused_ = true;  // a save does not drop what the file had; dead-code passes do
 };
 

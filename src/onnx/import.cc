@@ -68,6 +68,7 @@ class Importer {
   Model import(onnx::ModelProto& mp) {
     Model m;
     m.ir_version = mp.ir_version();
+    ir_version_ = m.ir_version;
     KILN_CHECK(m.ir_version >= 1, ErrorKind::kBadModel, "model: ir_version {} is not valid",
                m.ir_version);
     m.producer_name = mp.producer_name();
@@ -262,6 +263,15 @@ class Importer {
       if (!v->has_declared_type) v->type = TypeInfo::tensor(v->data.dtype(), shape_of(v->data.dims()));
       g.initializers.push_back(v);
     }
+    // Before IR 4 every initializer had to be listed as an input too: there they are constants,
+    // not inputs a caller feeds (ONNX Runtime reads them so). The export lists them again.
+    if (ir_version_ < 4) {
+      std::erase_if(g.inputs, [](Value* v) {
+        if (!v->is_constant()) return false;
+        v->is_graph_input = false;
+        return true;
+      });
+    }
     for (auto& sp : *gp.mutable_sparse_initializer()) {
       const std::string name = sp.values().name();
       const std::string what = "sparse initializer '" + name + "'";
@@ -371,6 +381,7 @@ class Importer {
 
   ExternalData external_;
   const std::map<std::string, int64_t>* opsets_ = nullptr;
+  int64_t ir_version_ = 0;
 };
 
 // Function bodies may call other local functions; a cycle or a chain deeper than the cap is bad.

@@ -19,7 +19,7 @@
 namespace kiln::opt {
 
 struct PassOptions {
-  int64_t fold_max_bytes = 1 << 22;  // a folded constant may be larger than its inputs up to this
+  int64_t fold_max_bytes = int64_t{1} << 30;  // a folded constant may outgrow its inputs up to this
   int target_opset = 0;              // ai.onnx opset to raise the model to (0: keep)
 };
 

@@ -112,7 +112,7 @@ OptimizeResult optimize(Model& m, const std::vector<std::string>& passes,
   PassContext ctx(opts.pass, opts.rewrite_budget);
   // Inference evaluates constant nodes far beyond its usual limit, so folding sees them.
   InferOptions infer_opts;
-  infer_opts.fold_limit = int64_t{1} << 25;
+  infer_opts.fold_limit = opts.pass.fold_max_bytes / 4 + 1;  // elements of 4 bytes or fewer
   for (int round = 0; round < opts.max_rounds && !pipeline.empty(); ++round) {
     ++result.rounds;
     ctx.clear_near_misses();

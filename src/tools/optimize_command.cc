@@ -30,7 +30,7 @@ struct OptimizeArgs {
   bool list = false;
   bool check_each_pass = false;
   bool external_data = false;
-  int64_t fold_max_bytes = 1 << 22;
+  int64_t fold_max_bytes = int64_t{1} << 30;
   double rtol = 1e-3, atol = 1e-4;
   uint64_t seed = 0;
   std::vector<std::string> dims;
@@ -202,7 +202,7 @@ Action add_optimize(CLI::App& app) {
   app.add_option("--atol", a->atol, "Absolute tolerance for --verify (default 1e-4)");
   app.add_option("--opset", a->opset, "Raise the ai.onnx opset to N first (when safe)");
   app.add_option("--fold-max-bytes", a->fold_max_bytes,
-                 "Largest constant folding may create beyond its inputs' size (default 4 MB)");
+                 "Largest constant folding may create beyond its inputs' size (default 1 GB)");
   app.add_flag("--external-data", a->external_data, "Write weights to OUT.data");
   app.add_flag("--check-each-pass", a->check_each_pass, "Check the model after every pass");
   app.add_flag("--list-passes", a->list, "List the passes and exit");
