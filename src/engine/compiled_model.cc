@@ -79,6 +79,11 @@ std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunOb
   return plan_for(signature_of(feeds)).run(feeds, observer);
 }
 
+std::string CompiledModel::describe(const std::vector<std::vector<int64_t>>& input_dims) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return plan_for(input_dims).describe();
+}
+
 PlanSummary CompiledModel::summary(const std::vector<std::vector<int64_t>>& input_dims) {
   std::lock_guard<std::mutex> lock(mu_);
   const Plan& plan = plan_for(input_dims);

@@ -47,8 +47,9 @@ class CompiledModel {
   // Tensors the observer sees in a blocked layout keep their logical dims but not row-major bytes.
   std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer = nullptr);
 
-  // The plan for these input dims (made now if needed), summarized.
+  // The plan for these input dims (made now if needed), summarized, and step by step.
   PlanSummary summary(const std::vector<std::vector<int64_t>>& input_dims);
+  std::string describe(const std::vector<std::vector<int64_t>>& input_dims);
   int plans() const { return static_cast<int>(plans_.size()); }
 
  private:

@@ -19,6 +19,7 @@ struct PostOp {
   dnnl::algorithm alg = dnnl::algorithm::undef;  // eltwise or binary algorithm
   float alpha = 0, beta = 0;                      // eltwise parameters
   const Value* operand = nullptr;                 // kSum: the value added; kBinary: src1
+  Tensor data;  // kBinary: src1's values when made at preparation (else the operand's constant)
 };
 
 // One link of the chain: nodes that together apply `ops` to the running result and produce `out`.

@@ -194,10 +194,10 @@ int Lowering::in_layout(const Value* v, const dnnl::memory::desc& md) {
   const auto dt = dnnl_dtype(from.dtype);
   KILN_ASSERT(dt && from.dims, "a layout asked for a value oneDNN cannot describe");
   const dnnl::memory::desc from_md = from.md ? *from.md : plain_md(*from.dims, *dt);
-  if (from_md == md) return src;
+  if (same_layout(from_md, md)) return src;
   for (int s : values_[v].variants) {
     const SlotInfo& si = plan_.slots[s];
-    if ((si.md ? *si.md : plain_md(*si.dims, *dt)) == md) return s;
+    if (same_layout(si.md ? *si.md : plain_md(*si.dims, *dt), md)) return s;
   }
   SlotInfo s{.name = v->name, .dtype = from.dtype, .dims = from.dims};
   if (!is_plain(md)) s.md = md;
@@ -223,10 +223,11 @@ int Lowering::define(const Value* v, std::optional<dnnl::memory::desc> md) {
   return id;
 }
 
-int Lowering::writable_copy(const Value* v, const dnnl::memory::desc& md) {
+int Lowering::writable_copy(const Value* v, const dnnl::memory::desc& md,
+                            const std::vector<int>& reads) {
   if (!facts_.constant(v)) {
     const int s = in_layout(v, md);
-    if (dies_here(s)) return s;
+    if (dies_here(s) && std::find(reads.begin(), reads.end(), s) == reads.end()) return s;
   }
   const int src = facts_.constant(v) ? constant_slot(v) : slots_of(v).primary;
   const SlotInfo from = plan_.slots[src];  // a copy: adding slots moves them

@@ -41,8 +41,9 @@ class Lowering {
   // Declares the slot v is made into (in layout md; row-major when nullopt or plain).
   int define(const Value* v, std::optional<dnnl::memory::desc> md = std::nullopt);
   // A slot holding v in layout md that the current group may overwrite (an in-place output takes
-  // it over): v's own when v dies here, else a fresh copy.
-  int writable_copy(const Value* v, const dnnl::memory::desc& md);
+  // it over): v's own when v dies here and the step does not also read it (`reads`), else a
+  // fresh copy.
+  int writable_copy(const Value* v, const dnnl::memory::desc& md, const std::vector<int>& reads);
   // Whether the current group may overwrite slot s: a planned buffer made by a step, holding a
   // value that no later group reads and that is not a graph output.
   bool dies_here(int slot) const;

@@ -79,6 +79,15 @@ MemoryPlan plan_memory(const std::vector<SlotInfo>& slots,
   }
   for (int s : outputs)
     if (s >= 0) last[s] = end;
+  MemoryPlan mp;
+  mp.fresh_before.assign(steps.size(), {});
+  std::vector<bool> fresh(ns, false);
+  for (int s : outputs) {
+    const StepOutput* o = s >= 0 ? made_by[s] : nullptr;
+    if (!o || o->memory != OutputMemory::kPlanned || o->share >= 0 || fresh[s]) continue;
+    fresh[s] = true;
+    mp.fresh_before[first[s]].push_back(s);
+  }
 
   // One buffer per set of slots sharing memory; planned when every producer in it writes into a
   // planned buffer (a view of a kernel's own tensor or of an input needs no arena bytes).
@@ -90,9 +99,8 @@ MemoryPlan plan_memory(const std::vector<SlotInfo>& slots,
     const StepOutput* o = made_by[s];
     const bool planned =
         o && o->memory != OutputMemory::kSelf && slots[s].source == SlotInfo::Source::kStep;
-    if (!planned) plannable[r] = false;
+    if (!planned || fresh[s]) plannable[r] = false;
   }
-  MemoryPlan mp;
   mp.offset.assign(ns, -1);
   for (int s = 0; s < ns; ++s) {
     const int r = find_root(parent, s);

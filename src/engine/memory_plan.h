@@ -14,6 +14,9 @@ struct MemoryPlan {
   size_t arena_bytes = 0;
   std::vector<int64_t> offset;                   // per slot: byte offset in the arena, -1: none
   std::vector<std::vector<int>> release_after;   // per step: slots to drop after it ran
+  // per step: graph outputs it writes into a tensor of their own, made before it runs (the caller
+  // keeps them; no copy out of the arena)
+  std::vector<std::vector<int>> fresh_before;
 };
 
 MemoryPlan plan_memory(const std::vector<SlotInfo>& slots,

@@ -45,6 +45,7 @@ void Plan::finalize() {
   arena_bytes_ = mp.arena_bytes;
   arena_ = aligned_buffer(arena_bytes_);
   release_after_ = std::move(mp.release_after);
+  fresh_before_ = std::move(mp.fresh_before);
   state_.slots.assign(slots.size(), RtValue{});
   for (size_t s = 0; s < slots.size(); ++s) {
     const SlotInfo& info = slots[s];
@@ -55,14 +56,41 @@ void Plan::finalize() {
       state_.slots[s] = RtValue::of(Tensor::view(info.dtype, *info.dims, arena_, p));
     }
   }
+  std::vector<bool> fresh(slots.size(), false);
+  for (const auto& list : fresh_before_)
+    for (int s : list) fresh[s] = true;
   for (const auto& st : steps)
     for (const StepOutput& o : st->outputs)
-      KILN_ASSERT(o.memory != OutputMemory::kPlanned || mp.offset[o.slot] >= 0,
+      KILN_ASSERT(o.memory != OutputMemory::kPlanned || mp.offset[o.slot] >= 0 || fresh[o.slot],
                   "a planned output without a buffer");
   if (scratchpad->bytes) {
     scratch_owner_ = aligned_buffer(scratchpad->bytes);
     scratchpad->data = scratch_owner_.get();
   }
+}
+
+std::string Plan::describe() const {
+  auto slot = [&](int s) {
+    if (s < 0) return std::string("-");
+    const SlotInfo& i = slots[s];
+    std::string layout;
+    if (i.md) {
+      layout = " strides";
+      for (int k = 0; k < i.md->data.ndims; ++k)
+        layout += (k ? "," : ":") + std::to_string(i.md->data.format_desc.blocking.strides[k]);
+    }
+    return fmt::format("#{} {}{}{}", s, i.name, i.dims ? dims_to_string(*i.dims) : "[?]", layout);
+  };
+  std::string out;
+  for (const auto& st : steps) {
+    out += fmt::format("{} {}:", st->kernel, st->node ? st->node->name : "");
+    for (int s : st->inputs) out += " " + slot(s);
+    out += " ->";
+    for (const StepOutput& o : st->outputs)
+      out += " " + slot(o.slot) + (o.share >= 0 ? fmt::format(" (shares #{})", o.share) : "");
+    out += "\n";
+  }
+  return out;
 }
 
 bool Plan::in_arena(const Tensor& t) const {
@@ -104,6 +132,7 @@ std::vector<RtValue> Plan::run(const std::vector<RtValue>& feeds, RunObserver* o
   for (size_t i = 0; i < input_slots.size() && i < feeds.size(); ++i)
     if (input_slots[i] >= 0) state_.slots[input_slots[i]] = feeds[i];
   for (size_t i = 0; i < steps.size(); ++i) {
+    for (int s : fresh_before_[i]) state_.slots[s] = RtValue::of(Tensor(slots[s].dtype, *slots[s].dims));
     run_step(i, observer);
     for (int s : release_after_[i]) state_.slots[s] = RtValue{};
   }

@@ -42,9 +42,16 @@ void ProfileTarget::run(const std::vector<RtValue>& feeds, RunObserver* observer
 std::vector<std::string> profile_engines() { return {"fast", "reference"}; }
 
 std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
-                                           const std::string& engine, int threads) {
+                                           const std::string& engine, int threads,
+                                           const ModelRewrite& optimize) {
   std::vector<SessionPhase> phases;
   Model m = timed(phases, "model_loading_uri", [&] { return load_model(path); });
+  if (optimize) {
+    timed(phases, "optimize", [&] {
+      optimize(m);
+      return true;
+    });
+  }
   return std::make_unique<ProfileTarget>(std::move(m), engine, threads, std::move(phases));
 }
 

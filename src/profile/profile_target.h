@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,9 +49,14 @@ class ProfileTarget {
 std::vector<std::string> profile_engines();
 inline constexpr const char* kDefaultProfileEngine = "fast";
 
-// Loads `path` (timed as "model_loading_uri") and opens it for `engine`.
+// A rewrite of the loaded model before the executor opens it: the optimizer's pipeline.
+using ModelRewrite = std::function<void(Model&)>;
+
+// Loads `path` (timed as "model_loading_uri"), rewrites it with `optimize` when given (timed as
+// "optimize") and opens it for `engine`.
 std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
-                                           const std::string& engine, int threads);
+                                           const std::string& engine, int threads,
+                                           const ModelRewrite& optimize = {});
 
 // The kernel thread count in effect for `requested` (0: every hardware thread).
 int resolve_threads(int requested);

@@ -15,6 +15,7 @@ namespace kiln::testing {
 // x float[batch, 4] -> MatMul(w float[4, 3]) -> Relu -> Softmax(axis -1) -> y.
 inline Model tiny_mlp() {
   Model m;
+  m.ir_version = 8;
   m.opsets[""] = 17;
   m.graph = std::make_unique<Graph>();
   Graph& g = *m.graph;

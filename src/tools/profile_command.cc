@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <iostream>
 
+#include "opt/pipeline.h"
+#include "ops/check.h"
+#include "ops/infer.h"
 #include "profile/chrome_trace.h"
 #include "profile/profile_target.h"
 #include "profile/report.h"
@@ -20,7 +23,7 @@ namespace {
 
 struct ProfileOptions {
   std::string model, inputs, trace, html, engine = kDefaultProfileEngine;
-  int runs = 10, warmup = 1, threads = 0, top = 15;
+  int runs = 10, warmup = 1, threads = 0, top = 15, level = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims;
   bool json = false, no_cache = false;
@@ -45,7 +48,15 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) 
 
 int profile(const ProfileOptions& o) {
   const int threads = resolve_threads(o.threads);
-  auto target = load_target(o.model, o.engine, threads);
+  ModelRewrite optimize;
+  if (o.level > 0) {
+    optimize = [level = o.level](Model& m) {
+      check_model(m);
+      infer_shapes(m);
+      opt::optimize(m, opt::level_pipeline(level));
+    };
+  }
+  auto target = load_target(o.model, o.engine, threads, optimize);
   std::vector<RtValue> feeds;
   if (!o.inputs.empty()) {
     feeds = read_values(o.inputs, "input", target->inputs());
@@ -91,6 +102,10 @@ Action add_profile(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--engine", o->engine, "Executor to profile: fast (default) or reference")
       ->check(CLI::IsMember(profile_engines()));
+  app.add_option("-O", o->level,
+                 "Optimize the model first at this level, as kiln optimize -O does (default 0: "
+                 "as loaded)")
+      ->check(CLI::Range(0, 3));
   app.add_option("--dim", o->dims, "Value of a symbolic input dim, NAME=VALUE (repeatable)");
   app.add_option("--seed", o->seed, "Seed of the random inputs");
   app.add_option("--top", o->top, "Rows of each terminal table")->check(CLI::Range(1, 100000));

@@ -144,7 +144,13 @@ bool build_chain(Group& g, Lowering& lw) {
   auto dims_in = [&](const std::vector<int>& order) -> std::optional<std::vector<std::vector<int64_t>>> {
     std::vector<std::vector<int64_t>> dims;
     for (const Value* v : operands) {
-      auto d = in_physical_order(*f.dims(v), order);
+      const auto& vd = *f.dims(v);
+      if (vd == out_dims) {  // read in the chosen layout itself
+        dims.emplace_back();
+        for (int a : order) dims.back().push_back(vd[a]);
+        continue;
+      }
+      auto d = in_physical_order(vd, order);  // row-major, broadcast
       if (!d) return std::nullopt;
       dims.push_back(std::move(*d));
     }
@@ -163,8 +169,9 @@ bool build_chain(Group& g, Lowering& lw) {
     }
   }
   const auto dims = *dims_in(order);
-  auto step = std::make_unique<ChainStep>(*g.anchor, std::move(program), dims,
-                                          *in_physical_order(out_dims, order));
+  std::vector<int64_t> physical_out;
+  for (int a : order) physical_out.push_back(out_dims[a]);
+  auto step = std::make_unique<ChainStep>(*g.anchor, std::move(program), dims, physical_out);
   int share = -1;
   const int out = lw.define(result, layout);
   for (const Value* v : operands) {

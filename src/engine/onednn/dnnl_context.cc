@@ -40,10 +40,25 @@ dnnl::memory::desc strided_md(const std::vector<int64_t>& dims, const std::vecto
   return dnnl::memory::desc(dims, dt, strides);
 }
 
+bool same_layout(const dnnl::memory::desc& a, const dnnl::memory::desc& b) {
+  if (a == b) return true;
+  const auto &x = a.data, &y = b.data;
+  if (x.format_kind != dnnl_blocked || y.format_kind != dnnl_blocked || x.ndims != y.ndims ||
+      x.data_type != y.data_type || x.offset0 != y.offset0 || x.extra.flags != y.extra.flags ||
+      x.format_desc.blocking.inner_nblks != 0 || y.format_desc.blocking.inner_nblks != 0)
+    return false;
+  for (int i = 0; i < x.ndims; ++i) {
+    if (x.dims[i] != y.dims[i] || x.padded_dims[i] != y.padded_dims[i]) return false;
+    if (x.dims[i] != 1 && x.format_desc.blocking.strides[i] != y.format_desc.blocking.strides[i])
+      return false;
+  }
+  return true;
+}
+
 bool is_plain(const dnnl::memory::desc& md) {
   if (md.data.format_kind != dnnl_blocked) return false;
   const int nd = md.data.ndims;
-  return md == plain_md(std::vector<int64_t>(md.data.dims, md.data.dims + nd), md.data_type());
+  return same_layout(md, plain_md(std::vector<int64_t>(md.data.dims, md.data.dims + nd), md.data_type()));
 }
 
 bool is_dense(const dnnl::memory::desc& md) {

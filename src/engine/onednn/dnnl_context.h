@@ -23,8 +23,11 @@ dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data
 // A descriptor of dims whose elements lie at the given strides (elements, not bytes).
 dnnl::memory::desc strided_md(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                               dnnl::memory::data_type dt);
-// Whether md is the row-major layout of its dims.
+// Whether md places every element where the row-major layout of its dims does (axes of size 1
+// may have any stride).
 bool is_plain(const dnnl::memory::desc& md);
+// Whether a and b place every element at the same offset (the same layout, axes of size 1 aside).
+bool same_layout(const dnnl::memory::desc& a, const dnnl::memory::desc& b);
 // Whether md has no padding: its buffer holds exactly the product of its dims elements, so an
 // elementwise op may treat it as a flat array.
 bool is_dense(const dnnl::memory::desc& md);

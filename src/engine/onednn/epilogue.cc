@@ -240,7 +240,7 @@ FusedPostOps make_post_ops(const std::vector<EpilogueUnit>& units, const Operand
           const auto md = plain_md(*dims, dnnl::memory::data_type::f32);
           p.ops.append_binary(op.alg, md);
           p.operands.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.ops.len() - 1) | DNNL_ARG_SRC_1,
-                                op.operand, md});
+                                op.operand, op.data, md});
           break;
         }
       }
@@ -253,12 +253,13 @@ int bind_post_ops(const FusedPostOps& p, const dnnl::memory::desc& residual_md, 
                   DnnlStep& step) {
   const GraphFacts& f = lw.facts();
   for (const FusedPostOps::Operand& o : p.operands) {
-    if (const Tensor* c = f.constant(o.value))
+    const Tensor* c = o.data.defined() ? &o.data : f.constant(o.value);
+    if (c)
       step.bind_constant(o.arg, lw.weights().get(*c, o.md, o.md));
     else
       step.bind_input(o.arg, lw.plain(o.value), o.md, *f.dims(o.value));
   }
-  return p.sum ? lw.writable_copy(p.sum, residual_md) : -1;
+  return p.sum ? lw.writable_copy(p.sum, residual_md, step.inputs) : -1;
 }
 
 const Tensor* bias_constant(const EpilogueUnit& u, const GraphFacts& f) {

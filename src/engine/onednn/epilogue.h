@@ -28,6 +28,7 @@ struct FusedPostOps {
   struct Operand {
     int arg = 0;                // DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1
     const Value* value = nullptr;
+    Tensor data;                // values made at preparation, when defined
     dnnl::memory::desc md;      // row-major, at the destination's rank
   };
   std::vector<Operand> operands;

@@ -172,7 +172,7 @@ std::optional<Product> gemm_product(const Node& n, const GraphFacts& f) {
     p.c = n.inputs[2];
     const auto* cd = f.dims(p.c);
     if (!cd || f.dtype(p.c) != DataType::kFloat || cd->size() > 2) return {};
-    if (p.beta != 1 && !c_is_bias(p, f)) return {};  // beta scales a constant bias row only
+    if (p.beta != 1 && !f.constant(p.c)) return {};  // beta scales constants only
   }
   return p;
 }
@@ -242,6 +242,11 @@ std::vector<EpilogueUnit> c_units(const Product& p, const GraphFacts& f) {
   PostOp op = full ? PostOp{.kind = PostOp::Kind::kSum, .operand = p.c}
                    : PostOp{.kind = PostOp::Kind::kBinary, .alg = dnnl::algorithm::binary_add,
                             .operand = p.c};
+  if (const Tensor* c = f.constant(p.c); c && p.beta != 1) {  // beta * C, made once
+    op.data = Tensor(DataType::kFloat, c->dims());
+    for (int64_t i = 0; i < c->numel(); ++i)
+      op.data.data<float>()[i] = p.beta * static_cast<float>(c->get_f64(i));
+  }
   return {EpilogueUnit{.ops = {op}}};
 }
 

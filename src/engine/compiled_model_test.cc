@@ -1,0 +1,186 @@
+// The executor: plans per input shape, the arena, results owned by the caller, graph outputs that
+// are inputs or constants, the observer's events, feed checks, control flow through the reference.
+#include "engine/compiled_model.h"
+
+#include "engine/engine_test_util.h"
+
+namespace kiln::engine {
+namespace {
+
+using namespace testing;
+
+Model conv_chain(int convs, Shape input) {
+  ModelBuilder b;
+  Value* x = b.input("x", std::move(input));
+  for (int i = 0; i < convs; ++i)
+    x = b.op("Relu", {b.op("Conv", {x, b.constant("w" + std::to_string(i), random_tensor({16, 16, 3, 3}, i))},
+                          {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})});
+  b.output(x);
+  return b.take();
+}
+
+TEST(CompiledModel, OnePlanPerInputShapeAndNoGuessedDims) {
+  const auto make = [] { return conv_chain(2, {Dim::symbol("batch"), 16, 8, 8}); };
+  CompiledModel m(make());
+  EXPECT_EQ(m.plans(), 0);  // the batch is not known before a run
+  Session ref(make());
+  for (int64_t batch : {1, 3, 1}) {
+    const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 16, 8, 8}, 7))};
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-4, 1e-5});
+    EXPECT_TRUE(c.equal) << c.reason;
+  }
+  EXPECT_EQ(m.plans(), 2);
+}
+
+TEST(CompiledModel, KnownShapesArePlannedAtCreation) {
+  CompiledModel m(conv_chain(1, {1, 16, 8, 8}));
+  EXPECT_EQ(m.plans(), 1);
+}
+
+TEST(CompiledModel, ArenaReusesBuffersByLifetime) {
+  CompiledModel m(conv_chain(8, {1, 16, 32, 32}));
+  const PlanSummary s = m.summary({{1, 16, 32, 32}});
+  const size_t one = 16 * 32 * 32 * sizeof(float);
+  EXPECT_EQ(steps_of(s, "onednn.conv"), 8);
+  EXPECT_LE(s.arena_bytes, 3 * one);  // 9 activations (input layout included) in 2-3 buffers
+}
+
+TEST(CompiledModel, ResultsAreTheCallersOwn) {
+  CompiledModel m(conv_chain(2, {1, 16, 8, 8}));
+  const auto first = m.run({RtValue::of(random_tensor({1, 16, 8, 8}, 1))});
+  const Tensor kept = first[0].tensor.clone();
+  m.run({RtValue::of(random_tensor({1, 16, 8, 8}, 2))});
+  for (int64_t i = 0; i < kept.numel(); ++i) ASSERT_EQ(first[0].tensor.data<float>()[i], kept.data<float>()[i]);
+}
+
+TEST(CompiledModel, OutputsThatAreInputsConstantsOrReadAgain) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {2, 3});
+    Value* c = b.constant("c", random_tensor({2, 3}, 4));
+    Value* r = b.op("Relu", {x});
+    b.output(x);
+    b.output(c);
+    b.output(r);
+    b.output(b.op("Add", {r, c}));
+    return b.take();
+  };
+  expect_same_as_reference(make, {random_tensor({2, 3}, 1)});
+}
+
+// What the events said (their spans live only during the call).
+class Recorder : public RunObserver {
+ public:
+  struct Seen {
+    const Node* node;
+    std::string kernel;
+    int64_t start_ns, end_ns;
+    std::vector<std::vector<int64_t>> output_dims;
+  };
+  void on_node(const NodeEvent& e) override {
+    Seen s{e.node, std::string(e.kernel), e.start_ns, e.end_ns, {}};
+    for (const RtValue& v : e.outputs) s.output_dims.push_back(v.tensor.dims());
+    events.push_back(std::move(s));
+  }
+  std::vector<Seen> events;
+};
+
+TEST(CompiledModel, ObserverHearsOneEventPerStep) {
+  CompiledModel m(conv_chain(3, {1, 16, 8, 8}));
+  const PlanSummary s = m.summary({{1, 16, 8, 8}});
+  Recorder r;
+  const int64_t t0 = steady_now_ns();
+  m.run({RtValue::of(random_tensor({1, 16, 8, 8}, 1))}, &r);
+  const int64_t t1 = steady_now_ns();
+  ASSERT_EQ(static_cast<int>(r.events.size()), s.steps);
+  int convs = 0;
+  for (const Recorder::Seen& e : r.events) {
+    ASSERT_NE(e.node, nullptr);
+    EXPECT_FALSE(e.kernel.empty());
+    EXPECT_LE(t0, e.start_ns);
+    EXPECT_LE(e.start_ns, e.end_ns);
+    EXPECT_LE(e.end_ns, t1);
+    if (e.kernel == "onednn.conv") {
+      ++convs;
+      EXPECT_EQ(e.node->op_type, "Conv");  // the fused group reports its anchor
+      ASSERT_EQ(e.output_dims.size(), 1u);
+      EXPECT_EQ(e.output_dims[0], (std::vector<int64_t>{1, 16, 8, 8}));
+    }
+  }
+  EXPECT_EQ(convs, 3);
+}
+
+TEST(CompiledModel, BadFeedsFail) {
+  CompiledModel m(conv_chain(1, {1, 16, 8, 8}));
+  auto kind_of = [&](std::vector<RtValue> feeds) {
+    try {
+      m.run(feeds);
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::kRuntime;
+  };
+  EXPECT_EQ(kind_of({RtValue::of(random_tensor({1, 16, 8, 9}, 1))}), ErrorKind::kBadInput);
+  EXPECT_EQ(kind_of({RtValue::of(random_tensor({16, 8, 8}, 1))}), ErrorKind::kBadInput);
+  EXPECT_EQ(kind_of({RtValue::of(Tensor(DataType::kInt64, {1, 16, 8, 8}))}), ErrorKind::kBadInput);
+  EXPECT_EQ(kind_of({}), ErrorKind::kBadInput);
+}
+
+// An If whose branches read a value a oneDNN step made (outer scope): the If runs on the
+// reference kernel and sees it.
+TEST(CompiledModel, SubgraphsReadValuesOfTheFastSteps) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {1, 4, 5, 5});
+    Value* cond = b.input("cond", {}, DataType::kBool);
+    Value* c = b.op("Conv", {x, b.constant("w", random_tensor({4, 4, 1, 1}, 3))});
+    Model m = b.take();
+    auto branch = [&](const std::string& op) {
+      auto g = std::make_shared<Graph>(m.graph.get());
+      g->name = op;
+      Node* n = g->add_node(op);
+      n->opset = 17;
+      g->set_input(n, 0, c);
+      Value* out = g->add_value(op + "_out");
+      g->set_output(n, 0, out);
+      g->outputs.push_back(out);
+      return g;
+    };
+    Node* n = m.graph->add_node("If");
+    n->opset = 17;
+    n->name = "if";
+    Attribute then_a{.name = "then_branch", .kind = AttrKind::kGraph};
+    then_a.g = branch("Relu");
+    Attribute else_a{.name = "else_branch", .kind = AttrKind::kGraph};
+    else_a.g = branch("Neg");
+    n->attrs = {then_a, else_a};
+    m.graph->set_input(n, 0, cond);
+    Value* y = m.graph->add_value("y");
+    m.graph->set_output(n, 0, y);
+    m.graph->outputs.push_back(y);
+    return m;
+  };
+  for (bool cond : {true, false}) {
+    Tensor t(DataType::kBool, {});
+    t.set_f64(0, cond);
+    const auto s = expect_same_as_reference(make, {random_tensor({1, 4, 5, 5}, 1), t});
+    EXPECT_EQ(steps_of(s, "onednn.conv"), 1);
+    EXPECT_EQ(steps_of(s, "reference"), 1);
+  }
+}
+
+TEST(CompiledModel, StepErrorsNameTheNode) {
+  ModelBuilder b;
+  Value* ids = b.input("ids", {1}, DataType::kInt64);
+  b.output(b.op("Gather", {b.constant("t", random_tensor({3, 2}, 1)), ids}));
+  CompiledModel m(b.take());
+  try {
+    m.run({RtValue::of(int64_tensor({1}, {7}))});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Gather_0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine

@@ -1,0 +1,138 @@
+// Helpers for the engine's tests: small models built in code, and a run of the fast engine next to
+// the reference Session on the same inputs. For *_test.cc files only.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/compiled_model.h"
+#include "runtime/compare.h"
+#include "runtime/session.h"
+#include "support/error.h"
+
+namespace kiln::engine::testing {
+
+// An attribute for ModelBuilder::node.
+inline Attribute attr(std::string name, int64_t v) {
+  Attribute a{.name = std::move(name), .kind = AttrKind::kInt};
+  a.i = v;
+  return a;
+}
+inline Attribute attr(std::string name, float v) {
+  Attribute a{.name = std::move(name), .kind = AttrKind::kFloat};
+  a.f = v;
+  return a;
+}
+inline Attribute attr(std::string name, std::vector<int64_t> v) {
+  Attribute a{.name = std::move(name), .kind = AttrKind::kInts};
+  a.ints = std::move(v);
+  return a;
+}
+inline Attribute attr(std::string name, std::string v) {
+  Attribute a{.name = std::move(name), .kind = AttrKind::kString};
+  a.s = std::move(v);
+  return a;
+}
+
+inline Tensor random_tensor(std::vector<int64_t> dims, uint32_t seed, float lo = -1, float hi = 1) {
+  Tensor t(DataType::kFloat, std::move(dims));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+inline Tensor int64_tensor(std::vector<int64_t> dims, std::vector<int64_t> values) {
+  Tensor t(DataType::kInt64, std::move(dims));
+  for (size_t i = 0; i < values.size(); ++i) t.data<int64_t>()[i] = values[i];
+  return t;
+}
+
+// Builds a model node by node; inputs may have symbolic dims.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int opset = 17) {
+    m_.ir_version = 8;
+    m_.opsets[""] = opset;
+    m_.graph = std::make_unique<Graph>();
+  }
+  Value* input(const std::string& name, Shape shape, DataType t = DataType::kFloat) {
+    Value* v = g().add_value(name);
+    v->type = TypeInfo::tensor(t, std::move(shape));
+    v->is_graph_input = true;
+    v->has_declared_type = true;
+    g().inputs.push_back(v);
+    return v;
+  }
+  Value* constant(const std::string& name, Tensor t) {
+    Value* v = g().add_value(name);
+    v->type = TypeInfo::tensor(t.dtype(), shape_of(t.dims()));
+    v->data = std::move(t);
+    g().initializers.push_back(v);
+    return v;
+  }
+  // A node of op with the given inputs (null: omitted); returns its outputs.
+  std::vector<Value*> node(const std::string& op, std::vector<Value*> ins,
+                           std::vector<Attribute> attrs = {}, int outputs = 1) {
+    Node* n = g().add_node(op);
+    n->name = op + "_" + std::to_string(count_++);
+    n->opset = static_cast<int>(m_.opsets.at(""));
+    n->attrs = std::move(attrs);
+    for (size_t i = 0; i < ins.size(); ++i) g().set_input(n, static_cast<int>(i), ins[i]);
+    std::vector<Value*> outs;
+    for (int i = 0; i < outputs; ++i) {
+      outs.push_back(g().add_value(n->name + "_out" + std::to_string(i)));
+      g().set_output(n, i, outs.back());
+    }
+    return outs;
+  }
+  Value* op(const std::string& op, std::vector<Value*> ins, std::vector<Attribute> attrs = {}) {
+    return node(op, std::move(ins), std::move(attrs)).at(0);
+  }
+  void output(Value* v) { g().outputs.push_back(v); }
+  Model take() { return std::move(m_); }
+
+ private:
+  Graph& g() { return *m_.graph; }
+  Model m_;
+  int count_ = 0;
+};
+
+using MakeModel = std::function<Model()>;
+
+// Runs the model from `make` on the fast engine and on the reference Session with `feeds` and
+// expects the same outputs (float tolerance rtol, atol). Returns the fast engine's plan summary
+// for these inputs, so a test can check which implementations ran.
+inline PlanSummary expect_same_as_reference(const MakeModel& make, const std::vector<Tensor>& feeds,
+                                            double rtol = 1e-4, double atol = 1e-5,
+                                            EngineOptions opts = {}) {
+  std::vector<RtValue> values;
+  std::vector<std::vector<int64_t>> dims;
+  for (const Tensor& t : feeds) {
+    values.push_back(RtValue::of(t));
+    dims.push_back(t.dims());
+  }
+  Session reference(make());
+  const auto expected = reference.run(values);
+  CompiledModel fast(make(), opts);
+  for (int pass = 0; pass < 2; ++pass) {  // the second run reuses the plan and its buffers
+    const auto actual = fast.run(values);
+    EXPECT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
+      const Comparison c = compare_values(actual[i], expected[i], Tolerance{rtol, atol});
+      EXPECT_TRUE(c.equal) << "output " << i << " (run " << pass << "): " << c.reason;
+    }
+  }
+  return fast.summary(dims);
+}
+
+inline int steps_of(const PlanSummary& s, const std::string& kernel) {
+  auto it = s.kernels.find(kernel);
+  return it == s.kernels.end() ? 0 : it->second;
+}
+
+}  // namespace kiln::engine::testing

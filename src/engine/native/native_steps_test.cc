@@ -1,0 +1,159 @@
+// The steps on kiln's CPU kernels against the reference kernels: fused elementwise chains (with
+// broadcasting, in place, on channels-last tensors), Softmax, LayerNormalization, Transpose,
+// Gather, Concat and the reductions.
+#include "engine/engine_test_util.h"
+
+namespace kiln::engine {
+namespace {
+
+using namespace testing;
+using V = std::vector<int64_t>;
+
+Value* scalar(ModelBuilder& b, const std::string& name, float v) {
+  return b.constant(name, Tensor::scalar(DataType::kFloat, v));
+}
+
+TEST(NativeElementwise, ChainWithBroadcastingIsOneStep) {
+  for (const V& bias : {V{5}, V{3, 1}, V{1}, V{2, 3, 5}}) {
+    SCOPED_TRACE(dims_to_string(bias));
+    const auto make = [bias] {
+      ModelBuilder b;
+      Value* x = b.input("x", {2, 3, 5});
+      Value* y = b.op("Add", {x, b.input("b", shape_of(bias))});
+      y = b.op("Mul", {b.op("Sigmoid", {y}), scalar(b, "k", 1.5f)});
+      b.output(b.op("Clip", {y, scalar(b, "lo", 0.2f), scalar(b, "hi", 1.f)}));
+      return b.take();
+    };
+    const auto s = expect_same_as_reference(make, {random_tensor({2, 3, 5}, 1), random_tensor(bias, 2)});
+    EXPECT_EQ(steps_of(s, "cpu.elementwise"), 1);
+    EXPECT_EQ(s.steps, 1);
+  }
+}
+
+TEST(NativeElementwise, OddSizesAndEveryOp) {
+  for (const std::string op : {"Relu", "Sigmoid", "Tanh", "Erf", "HardSwish", "Exp", "Neg", "Abs"}) {
+    for (int64_t n : {1, 15, 17, 1023}) {
+      SCOPED_TRACE(op + " " + std::to_string(n));
+      const auto make = [op, n] {
+        ModelBuilder b;
+        b.output(b.op(op, {b.input("x", {n})}));
+        return b.take();
+      };
+      const auto s = expect_same_as_reference(make, {random_tensor({n}, 3, -4, 4)}, 1e-5, 1e-6);
+      EXPECT_EQ(steps_of(s, "cpu.elementwise"), 1);
+    }
+  }
+  for (const std::string op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    SCOPED_TRACE(op);
+    const auto make = [op] {
+      ModelBuilder b;
+      b.output(b.op(op, {b.input("a", {4, 1, 7}), b.input("b", {3, 1})}));
+      return b.take();
+    };
+    expect_same_as_reference(make, {random_tensor({4, 1, 7}, 1), random_tensor({3, 1}, 2, 0.5f, 2)});
+  }
+}
+
+// Squeeze-and-excitation: a conv's channels-last output scaled by a per-channel vector. The chain
+// runs in the tensor's own layout: no reorder before it.
+TEST(NativeElementwise, ChannelsLastInItsOwnOrder) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {1, 16, 7, 7});
+    Value* c = b.op("Conv", {x, b.constant("w", random_tensor({16, 16, 1, 1}, 2))});
+    Value* scale = b.op("Sigmoid", {b.op("GlobalAveragePool", {c})});
+    Value* y = b.op("Mul", {c, scale});
+    b.output(b.op("Conv", {y, b.constant("w2", random_tensor({8, 16, 1, 1}, 3))}));
+    return b.take();
+  };
+  const auto s = expect_same_as_reference(make, {random_tensor({1, 16, 7, 7}, 1)});
+  EXPECT_EQ(steps_of(s, "cpu.elementwise"), 2);  // the Sigmoid, then the Mul
+  EXPECT_LE(steps_of(s, "onednn.reorder"), 2);    // the input and the output only
+}
+
+TEST(NativeSoftmax, AxesAndOpsets) {
+  for (int opset : {11, 13}) {
+    for (int64_t axis : {-1, 0, 1, 2}) {
+      for (const std::string op : {"Softmax", "LogSoftmax"}) {
+        SCOPED_TRACE(op + " opset " + std::to_string(opset) + " axis " + std::to_string(axis));
+        const auto make = [=] {
+          ModelBuilder b(opset);
+          b.output(b.op(op, {b.input("x", {3, 4, 17})}, {attr("axis", axis)}));
+          return b.take();
+        };
+        const auto s = expect_same_as_reference(make, {random_tensor({3, 4, 17}, 1, -5, 5)}, 1e-5, 1e-6);
+        EXPECT_EQ(s.steps, 1);
+        EXPECT_EQ(steps_of(s, "reference"), 0);
+      }
+    }
+  }
+}
+
+TEST(NativeLayerNorm, AxesBiasAndStatistics) {
+  for (int64_t axis : {-1, -2, 1}) {
+    for (bool bias : {true, false}) {
+      SCOPED_TRACE("axis " + std::to_string(axis) + (bias ? " bias" : ""));
+      const auto make = [=] {
+        ModelBuilder b;
+        Value* x = b.input("x", {2, 5, 33});
+        const V pd = axis == -1 ? V{33} : V{5, 33};
+        std::vector<Value*> ins = {x, b.constant("s", random_tensor(pd, 2))};
+        if (bias) ins.push_back(b.constant("b", random_tensor(pd, 3)));
+        auto outs = b.node("LayerNormalization", ins, {attr("axis", axis), attr("epsilon", 1e-3f)}, 3);
+        for (Value* o : outs) b.output(o);
+        return b.take();
+      };
+      const auto s = expect_same_as_reference(make, {random_tensor({2, 5, 33}, 1, -3, 3)}, 1e-4, 1e-5);
+      EXPECT_EQ(steps_of(s, "cpu.layer_norm"), 1);
+    }
+  }
+}
+
+TEST(NativeDataMovement, TransposeGatherConcat) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {2, 3, 4, 5});
+    Value* t = b.op("Transpose", {x}, {attr("perm", V{2, 0, 3, 1})});
+    Value* ids = b.input("ids", {2, 3}, DataType::kInt64);
+    Value* g0 = b.op("Gather", {b.constant("table", random_tensor({10, 6}, 5)), ids});
+    Value* g1 = b.op("Gather", {x, b.constant("i", int64_tensor({2}, {-1, 0}))}, {attr("axis", int64_t{2})});
+    b.output(t);
+    b.output(g0);
+    b.output(b.op("Concat", {g1, g1, x}, {attr("axis", int64_t{2})}));
+    return b.take();
+  };
+  const auto s = expect_same_as_reference(
+      make, {random_tensor({2, 3, 4, 5}, 1), int64_tensor({2, 3}, {0, 9, 3, 3, -1, 7})});
+  EXPECT_EQ(steps_of(s, "cpu.transpose"), 1);
+  EXPECT_EQ(steps_of(s, "cpu.gather"), 2);
+  EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
+}
+
+TEST(NativeDataMovement, GatherOutOfRangeFails) {
+  ModelBuilder b;
+  Value* ids = b.input("ids", {2}, DataType::kInt64);
+  b.output(b.op("Gather", {b.constant("table", random_tensor({4, 3}, 5)), ids}));
+  CompiledModel m(b.take());
+  EXPECT_THROW(m.run({RtValue::of(int64_tensor({2}, {1, 4}))}), Error);
+}
+
+TEST(NativeReduce, LeadingTrailingAndMiddleAxes) {
+  for (const std::string op : {"ReduceSum", "ReduceMean", "ReduceMax"}) {
+    for (const V& axes : {V{-1}, V{0}, V{1, 2}, V{1}}) {
+      for (int64_t keep : {0, 1}) {
+        SCOPED_TRACE(op + " " + dims_to_string(axes) + " keepdims " + std::to_string(keep));
+        const auto make = [=] {
+          ModelBuilder b;
+          b.output(b.op(op, {b.input("x", {3, 4, 9}), b.constant("axes", Tensor::from_int64s(axes))},
+                        {attr("keepdims", keep)}));
+          return b.take();
+        };
+        const auto s = expect_same_as_reference(make, {random_tensor({3, 4, 9}, 1)}, 1e-5, 1e-5);
+        EXPECT_EQ(steps_of(s, "cpu.reduce"), 1);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine
