@@ -192,7 +192,9 @@ int Lowering::in_layout(const Value* v, const dnnl::memory::desc& md) {
   const int src = facts_.constant(v) ? constant_slot(v) : slots_of(v).primary;
   const SlotInfo from = plan_.slots[src];  // a copy: adding slots moves them
   const auto dt = dnnl_dtype(from.dtype);
-  KILN_ASSERT(dt && from.dims, "a layout asked for a value oneDNN cannot describe");
+  if (!dt || !from.dims)
+    fail(ErrorKind::kRuntime, "internal error: a layout asked for '{}' ({}, dims {}known)", v->name,
+         dtype_name(from.dtype), from.dims ? "" : "not ");
   const dnnl::memory::desc from_md = from.md ? *from.md : plain_md(*from.dims, *dt);
   if (same_layout(from_md, md)) return src;
   for (int s : values_[v].variants) {

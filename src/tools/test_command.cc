@@ -15,7 +15,7 @@
 #include "onnx/type_constraints.h"
 #include "ops/op.h"
 #include "runtime/compare.h"
-#include "runtime/session.h"
+#include "engine/runner.h"
 #include "support/error.h"
 #include "tools/commands.h"
 #include "tools/test_data.h"
@@ -55,9 +55,9 @@ bool has_random_ops(const Graph& g) {
 }
 
 // Runs one case; returns "" on success or the reason it failed.
-std::string run_case(const fs::path& dir, const Tolerance& tol) {
+std::string run_case(const fs::path& dir, const Tolerance& tol, engine::EngineKind kind) {
   try {
-    auto session = Session::load(dir / "model.onnx");
+    auto session = engine::open_model(dir / "model.onnx", kind);
     const bool shape_only = has_random_ops(*session->model().graph);
     std::vector<fs::path> sets;
     for (const auto& e : fs::directory_iterator(dir))
@@ -85,14 +85,15 @@ std::string run_case(const fs::path& dir, const Tolerance& tol) {
 }
 
 // Forks, runs the case in the child, reads its verdict through a pipe; kills it after `timeout_s`.
-std::string run_case_isolated(const fs::path& dir, const Tolerance& tol, int timeout_s) {
+std::string run_case_isolated(const fs::path& dir, const Tolerance& tol, int timeout_s,
+                              engine::EngineKind kind) {
   int fds[2];
-  if (pipe(fds) != 0) return run_case(dir, tol);
+  if (pipe(fds) != 0) return run_case(dir, tol, kind);
   std::cout.flush();
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    std::string r = run_case(dir, tol);
+    std::string r = run_case(dir, tol, kind);
     if (r.empty()) r = "\x01";  // success marker: an empty message would read as a crash
     (void)!write(fds[1], r.data(), r.size());
     close(fds[1]);
@@ -148,6 +149,7 @@ Action add_test(CLI::App& app) {
   auto write_failures = std::make_shared<std::string>();
   auto timeout = std::make_shared<int>(120);
   auto verbose = std::make_shared<bool>(false);
+  auto engine_name = std::make_shared<std::string>("fast");
   app.add_option("paths", *paths, "Test case folders, or folders holding them")->required();
   app.add_option("--rtol", tol->rtol, "Relative tolerance (default 1e-3)");
   app.add_option("--atol", tol->atol, "Absolute tolerance (default 1e-7)");
@@ -156,7 +158,9 @@ Action add_test(CLI::App& app) {
   app.add_option("--write-failures", *write_failures, "Write the names of failing cases here");
   app.add_option("--timeout", *timeout, "Seconds one case may take (default 120)");
   app.add_flag("-v,--verbose", *verbose, "Print every case");
+  app.add_option("--engine", *engine_name, "fast (default: oneDNN and CPU kernels) or reference");
   return [=]() {
+    const auto kind = engine::parse_engine_kind(*engine_name);
     std::vector<fs::path> cases;
     for (const auto& p : *paths) find_cases(p, cases);
     const auto expected = read_manifest(*manifest);
@@ -165,7 +169,7 @@ Action add_test(CLI::App& app) {
     std::vector<std::string> failing;
     for (const auto& c : cases) {
       const std::string name = c.filename().string();
-      const std::string why = run_case_isolated(c, *tol, *timeout);
+      const std::string why = run_case_isolated(c, *tol, *timeout, kind);
       const bool listed = expected.contains(name);
       if (why.empty() && !listed) {
         ++passed;
