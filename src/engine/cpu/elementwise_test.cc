@@ -163,6 +163,24 @@ TEST_P(CpuElementwise, BinaryOpsMatchTheReferenceOnEveryBroadcast) {
   }
 }
 
+TEST_P(CpuElementwise, RandomBroadcastShapes) {
+  std::mt19937 rng(11);
+  for (int t = 0; t < 300; ++t) {
+    const std::vector<int64_t> out = random_dims(rng, 5, 9);
+    std::vector<int64_t> ad = random_broadcast_operand(out, rng);
+    std::vector<int64_t> bd = random_broadcast_operand(out, rng);
+    if (rng() % 2) ad = out;  // often one side is the whole output
+    const Tensor a = random_tensor(ad, rng), b = random_tensor(bd, rng);
+    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kDiv, BinaryOp::kMax}) {
+      SCOPED_TRACE(std::string(binary_name(op)) + " " + dims_to_string(ad) + " " + dims_to_string(bd));
+      const Tensor want = reference_binary(op, a, b);
+      Tensor got(DataType::kFloat, want.dims());
+      binary_broadcast(op, a.data<float>(), ad, b.data<float>(), bd, got.data<float>());
+      ASSERT_TRUE(tensors_near(got, want, 0));
+    }
+  }
+}
+
 TEST_P(CpuElementwise, PowFastPathsMatchTheCLibrary) {
   std::mt19937 rng(4);
   const Tensor x = test_input(1023, rng);

@@ -81,7 +81,8 @@ void EwProgram::set_result(EwValue r) {
     std::vector<int> t;
     const EwInstr& in = code_[i];
     if (in.a.kind == EwValue::Kind::kTemp) t.push_back(in.a.index);
-    if (!in.is_unary && in.b.kind == EwValue::Kind::kTemp && in.b.index != in.a.index)
+    if (!in.is_unary && in.b.kind == EwValue::Kind::kTemp &&
+        !(in.a.kind == EwValue::Kind::kTemp && in.a.index == in.b.index))
       t.push_back(in.b.index);
     return t;
   };

@@ -135,6 +135,56 @@ TEST_P(CpuFused, ConstantOperandsOnly) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(y.data<float>()[i], 1.0f);
 }
 
+// Random programs of exact ops (so the comparison is exact) over up to three inputs with random
+// broadcasts, against the same ops one by one: operand order, buffer reuse, staging.
+TEST_P(CpuFused, RandomProgramsMatchOpByOp) {
+  std::mt19937 rng(9);
+  const UnaryOp unaries[] = {UnaryOp::kRelu, UnaryOp::kNeg, UnaryOp::kAbs};
+  const BinaryOp binaries[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kMax,
+                               BinaryOp::kMin};
+  for (int t = 0; t < 150; ++t) {
+    std::vector<int64_t> out = random_dims(rng, 4, 6);
+    if (!out.empty() && rng() % 2) out.back() = 1 + rng() % 300;  // long rows too
+    const int n_in = 1 + static_cast<int>(rng() % 3);
+    std::vector<Tensor> ins;
+    for (int i = 0; i < n_in; ++i)
+      ins.push_back(random_tensor(i == 0 ? out : random_broadcast_operand(out, rng), rng));
+    // Values: the program's and the reference's, side by side.
+    EwProgram p;
+    std::vector<EwValue> vals;
+    std::vector<Tensor> refs;
+    for (int i = 0; i < n_in; ++i) {
+      vals.push_back(p.input(i));
+      refs.push_back(ins[i]);
+    }
+    const int n_ops = 1 + static_cast<int>(rng() % 7);
+    std::string trace;
+    for (int k = 0; k < n_ops; ++k) {
+      const size_t a = rng() % vals.size(), b = rng() % vals.size();
+      if (rng() % 3 == 0) {
+        const UnaryOp op = unaries[rng() % 3];
+        vals.push_back(p.unary(op, vals[a]));
+        refs.push_back(ReferenceOp(unary_name(op)).run1({refs[a]}));
+      } else if (rng() % 4 == 0) {
+        const BinaryOp op = binaries[rng() % 5];
+        const float c = static_cast<float>(rng() % 7) - 3.0f;
+        vals.push_back(p.binary(op, EwProgram::constant(c), vals[a]));
+        refs.push_back(ReferenceOp(binary_name(op)).run1({Tensor::scalar(DataType::kFloat, c), refs[a]}));
+      } else {
+        const BinaryOp op = binaries[rng() % 5];
+        vals.push_back(p.binary(op, vals[a], vals[b]));
+        refs.push_back(ReferenceOp(binary_name(op)).run1({refs[a], refs[b]}));
+      }
+    }
+    p.set_result(vals.back());
+    SCOPED_TRACE(dims_to_string(out) + "\n" + p.to_string());
+    // The last value may not span every input's broadcast: its dims are the output's then.
+    const Tensor& want = refs.back();
+    const Tensor got = run_program(p, ins, want.dims());
+    ASSERT_TRUE(tensors_near(got, want, 0));
+  }
+}
+
 TEST(CpuFusedProgram, BuffersAreReusedByLiveness) {
   // A straight chain needs one buffer, whatever its length (each op runs in place).
   EwProgram chain;
@@ -144,6 +194,20 @@ TEST(CpuFusedProgram, BuffersAreReusedByLiveness) {
   EXPECT_EQ(chain.num_regs(), 1) << chain.to_string();
   // The Gelu chain keeps x * 0.5 alive while erf runs: two.
   EXPECT_EQ(gelu_program().num_regs(), 2) << gelu_program().to_string();
+}
+
+// Found by RandomProgramsMatchOpByOp: a constant first operand (whose index is 0) hid a read of
+// temp 0, whose buffer was then reused while still live.
+TEST_P(CpuFused, ATempReadAfterAConstantStaysLive) {
+  EwProgram p;
+  const EwValue t0 = p.unary(UnaryOp::kNeg, p.input(0));
+  p.unary(UnaryOp::kAbs, t0);  // dead, but takes a buffer
+  p.set_result(p.binary(BinaryOp::kSub, EwProgram::constant(-1.0f), t0));
+  Tensor x(DataType::kFloat, {3});
+  const float v[3] = {1, -2, 3};
+  std::copy(v, v + 3, x.data<float>());
+  const Tensor y = run_program(p, {x}, {3});
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(y.data<float>()[i], -1.0f + v[i]) << p.to_string();
 }
 
 TEST(CpuFusedProgram, TooManyLiveValuesIsUnsupported) {

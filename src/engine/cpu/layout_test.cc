@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -69,6 +70,24 @@ TEST_P(CpuLayout, TransposeMatchesTheReference) {
       transpose(x.raw(), c.dims, c.perm, y.raw(), dtype_size(dt));
       EXPECT_TRUE(same_bytes(y, want));
     }
+  }
+}
+
+TEST_P(CpuLayout, TransposeRandomShapesAndPermutations) {
+  std::mt19937 rng(5);
+  for (int t = 0; t < 200; ++t) {
+    const std::vector<int64_t> dims = random_dims(rng, 5, 9);
+    std::vector<int64_t> perm(dims.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    const DataType dt = kTypes[rng() % 4];
+    SCOPED_TRACE(dims_to_string(dims) + " perm " + dims_to_string(perm) + " " +
+                 std::string(dtype_name(dt)));
+    const Tensor x = random_bytes(dt, dims, rng);
+    const Tensor want = ReferenceOp("Transpose").attr("perm", perm).run1({x});
+    Tensor y(dt, want.dims());
+    transpose(x.raw(), dims, perm, y.raw(), dtype_size(dt));
+    ASSERT_TRUE(same_bytes(y, want));
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,23 @@ inline ::testing::AssertionResult tensors_near(const Tensor& got, const Tensor& 
     return ::testing::AssertionFailure()
            << "dims " << dims_to_string(got.dims()) << ", want " << dims_to_string(want.dims());
   return floats_near(got.data<float>(), want.data<float>(), got.numel(), max_ulp, abs_tol);
+}
+
+// Random dims for a broadcast: `out` with each axis kept or set to 1 at random, and leading axes
+// dropped at random (numpy aligns the rest to the right).
+inline std::vector<int64_t> random_broadcast_operand(const std::vector<int64_t>& out,
+                                                     std::mt19937& rng) {
+  std::vector<int64_t> d(out.begin() + rng() % (out.size() + 1), out.end());
+  for (int64_t& x : d)
+    if (rng() % 3 == 0) x = 1;
+  return d;
+}
+
+// Random dims of rank [0, max_rank] with extents in [1, max_extent] (0 now and then).
+inline std::vector<int64_t> random_dims(std::mt19937& rng, int max_rank, int64_t max_extent) {
+  std::vector<int64_t> d(rng() % (max_rank + 1));
+  for (int64_t& x : d) x = rng() % 40 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % max_extent);
+  return d;
 }
 
 // Values every float kernel should meet: signed zeros, infinities, NaN, subnormals, extremes.
