@@ -186,6 +186,37 @@ TEST_P(CpuLayout, SliceMatchesTheReference) {
   }
 }
 
+TEST_P(CpuLayout, SliceRandomStartsEndsAndSteps) {
+  std::mt19937 rng(6);
+  for (int t = 0; t < 300; ++t) {
+    std::vector<int64_t> dims = random_dims(rng, 4, 9);
+    if (dims.empty()) dims.push_back(5);
+    std::vector<int64_t> starts, ends, steps, axes;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const int64_t n = dims[d];
+      int64_t step = 1 + static_cast<int64_t>(rng() % 3);
+      if (rng() % 3 == 0) step = -step;
+      if (rng() % 3 == 0) step = 1;  // whole trailing axes now and then
+      starts.push_back(n > 0 ? static_cast<int64_t>(rng() % n) : 0);
+      if (step == 1 && rng() % 2) starts.back() = 0;
+      ends.push_back(static_cast<int64_t>(rng() % (2 * n + 5)) - n - 2);
+      if (rng() % 3 == 0) ends.back() = step > 0 ? n : -n - 1;
+      steps.push_back(step);
+      axes.push_back(static_cast<int64_t>(d));
+    }
+    const DataType dt = kTypes[rng() % 4];
+    SCOPED_TRACE(dims_to_string(dims) + " starts " + dims_to_string(starts) + " ends " +
+                 dims_to_string(ends) + " steps " + dims_to_string(steps));
+    const Tensor x = random_bytes(dt, dims, rng);
+    const Tensor want = ReferenceOp("Slice").run1(
+        {x, Tensor::from_int64s(starts), Tensor::from_int64s(ends), Tensor::from_int64s(axes),
+         Tensor::from_int64s(steps)});
+    Tensor y(dt, want.dims());
+    slice(x.raw(), dims, starts, steps, y.raw(), want.dims(), dtype_size(dt));
+    ASSERT_TRUE(same_bytes(y, want));
+  }
+}
+
 TEST_P(CpuLayout, GatherMatchesTheReference) {
   struct Case {
     std::vector<int64_t> dims;
