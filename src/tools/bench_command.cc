@@ -12,6 +12,7 @@
 #include "engine/runner.h"
 #include "support/error.h"
 #include "tools/commands.h"
+#include "tools/json_text.h"
 #include "tools/test_data.h"
 
 namespace kiln::tools {
@@ -105,7 +106,7 @@ Action add_bench(CLI::App& app) {
       j["arena_mb"] = static_cast<double>(plan->arena_bytes) / (1 << 20);
     }
     if (o->json) {
-      std::cout << j.dump() << "\n";
+      std::cout << json_text(j) << "\n";
       return 0;
     }
     std::cout << fmt::format(

@@ -12,6 +12,7 @@
 #include "ops/infer.h"
 #include "ops/op.h"
 #include "tools/commands.h"
+#include "tools/json_text.h"
 
 namespace kiln::tools {
 
@@ -134,7 +135,7 @@ Action add_inspect(CLI::App& app) {
         j["values"] = ordered_json::array();
         for (const Value* v : s.values) j["values"].push_back(value_json(*v));
       }
-      std::cout << j.dump(2) << "\n";
+      std::cout << json_text(j, 2) << "\n";
       return 0;
     }
     std::cout << fmt::format("model      {}\n", *path);

@@ -14,6 +14,7 @@
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "tools/commands.h"
+#include "tools/json_text.h"
 
 namespace kiln::tools {
 
@@ -178,7 +179,7 @@ int run_optimize(const OptimizeArgs& a) {
     }
   }
   if (!a.report.empty()) {
-    write_file_atomically(a.report, report.dump(2) + "\n");
+    write_file_atomically(a.report, json_text(report, 2) + "\n");
     std::cout << fmt::format("report: {}\n", a.report);
   }
   return status;

@@ -15,6 +15,7 @@
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "tools/commands.h"
+#include "tools/json_text.h"
 #include "tools/test_data.h"
 
 namespace kiln::tools {
@@ -74,10 +75,10 @@ int profile(const ProfileOptions& o) {
   r.summary = summarize(r.data, r.peak.roofline());
 
   if (!o.trace.empty())
-    write_file_atomically(o.trace, chrome_trace(r.data, getpid(), getpid()).dump() + "\n");
+    write_file_atomically(o.trace, json_text(chrome_trace(r.data, getpid(), getpid())) + "\n");
   if (!o.html.empty()) write_file_atomically(o.html, profile_html(r));
   if (o.json) {
-    std::cout << profile_json(r).dump(2) << "\n";
+    std::cout << json_text(profile_json(r), 2) << "\n";
   } else {
     std::cout << profile_table(r, o.top);
     if (!o.trace.empty()) std::cout << "\ntrace written to " << o.trace << "\n";

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # kiln optimize -O2 on whole models, judged by ONNX Runtime: the optimized file loads and runs in
 # ORT with the original's outputs (rtol 1e-3, atol 1e-4), and has no more nodes than ORT's own
-# basic-level optimized graph of the same model. Uses the cases run_vs_ort.sh made.
+# basic-level optimized graph of the same model. Uses the cases run_vs_ort.sh made (models
+# exported from torch) and the ONNX "light" models (Caffe2 exports, vendored with the backend
+# tests, their expected outputs included).
 #
 #   tests/models/run_optimize_vs_ort.sh KILN WORKDIR [names...]
 set -euo pipefail
@@ -10,12 +12,16 @@ work=$2
 shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 names=("$@")
-((${#names[@]})) || names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow)
+if ((${#names[@]} == 0)); then
+  names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow)
+  for d in "$root"/tests/onnx-backend/light/light_*; do names+=("$(basename "$d")"); done
+fi
 
 "$root/tools/ort/install.sh" || { echo "skipped"; exit 77; }
 status=0
 for name in "${names[@]}"; do
   case_dir=$work/cases/$name
+  [[ $name == light_* ]] && case_dir=$root/tests/onnx-backend/light/$name
   out=$work/optimized/$name
   rm -rf "$out"
   mkdir -p "$out/ort_outputs"
