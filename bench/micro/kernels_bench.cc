@@ -158,6 +158,22 @@ void register_fused() {
   auto add_relu = std::make_shared<EwProgram>();
   add_relu->set_result(add_relu->unary(
       UnaryOp::kRelu, add_relu->binary(BinaryOp::kAdd, add_relu->input(0), add_relu->input(1))));
+  // EfficientNet's squeeze-excitation scale, channels last: rows of 96 (shorter than a block).
+  const std::vector<int64_t> sd = {1, 56, 56, 96}, scd = {1, 1, 1, 96};
+  auto se = std::make_shared<Tensor>(input(sd));
+  auto se_scale = std::make_shared<Tensor>(input(scd, 2));
+  auto se_y = std::make_shared<Tensor>(DataType::kFloat, sd);
+  auto se_mul = std::make_shared<EwProgram>();
+  se_mul->set_result(se_mul->binary(BinaryOp::kMul, se_mul->input(0), se_mul->input(1)));
+  add("kiln/MulChannelsLast/" + dims_to_string(sd), [=](benchmark::State& s) {
+    const EwInput in[] = {{se->data<float>(), sd}, {se_scale->data<float>(), scd}};
+    run_fused(*se_mul, in, se_y->data<float>(), sd);
+    set_bytes(s, 2 * se->numel());
+  });
+  add("ref/MulChannelsLast/" + dims_to_string(sd), [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ReferenceOp("Mul").run1({*se, *se_scale}));
+    set_bytes(s, 2 * se->numel());
+  });
   add("kiln/AddRelu/" + dims_to_string(fd), [=](benchmark::State& s) {
     const EwInput in[] = {{f->data<float>(), fd}, {bias->data<float>(), bd}};
     run_fused(*add_relu, in, fy->data<float>(), fd);

@@ -17,6 +17,20 @@ bool BroadcastPlan::is_scalar(size_t k) const {
   return std::all_of(strides[k].begin(), strides[k].end(), [](int64_t s) { return s == 0; });
 }
 
+bool BroadcastPlan::repeats_row(size_t k) const {
+  const size_t r = dims.size();
+  return r >= 2 && strides[k][r - 2] == 0 && strides[k][r - 1] == 1;
+}
+
+int64_t BroadcastPlan::group_offset(size_t k, int64_t r) const {
+  int64_t off = 0;
+  for (int d = static_cast<int>(dims.size()) - 3; d >= 0; --d) {
+    off += r % dims[d] * strides[k][d];
+    r /= dims[d];
+  }
+  return off;
+}
+
 BroadcastPlan plan_broadcast(std::span<const int64_t> y_dims,
                              std::span<const std::span<const int64_t>> inputs) {
   const size_t rank = y_dims.size(), n_in = inputs.size();

@@ -23,6 +23,12 @@ struct BroadcastPlan {
   // Input k covers the whole output (same dims, possibly after dropping 1s) / is one value.
   bool is_full(size_t k) const;
   bool is_scalar(size_t k) const;
+  // Input k repeats one short row along the axis above it: strides (..., 0, 1), rank >= 2.
+  bool repeats_row(size_t k) const;
+  // Elements per index of the axes above the last two: dims[-2] * dims[-1] (rank >= 2).
+  int64_t group() const { return dims[dims.size() - 2] * dims.back(); }
+  // Input k's offset at the start of group r (an index over every axis but the last two).
+  int64_t group_offset(size_t k, int64_t r) const;
 };
 
 // Inputs' dims must broadcast to y_dims (numpy rules; checked by the caller). Fails

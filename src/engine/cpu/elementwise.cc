@@ -38,37 +38,29 @@ constexpr int64_t kTileFloats = 512;
 // outer index into a buffer of whole rows, so the long operand runs in long vv calls instead of
 // one call per row. Returns false when p is not that pattern.
 bool binary_tiled(BinaryOp op, const BroadcastPlan& p, const float* a, const float* b, float* y) {
-  const int rank = static_cast<int>(p.dims.size());
   const int64_t inner = p.inner();
-  if (rank < 2 || inner * 4 > kTileFloats) return false;
-  int rep = -1;  // the input that repeats: strides (..., 0, 1), the other (..., inner, 1)
-  for (int j : {0, 1}) {
-    const auto& s = p.strides[j];
-    const auto& o = p.strides[1 - j];
-    if (s[rank - 2] == 0 && s[rank - 1] == 1 && o[rank - 2] == inner && o[rank - 1] == 1) rep = j;
-  }
+  if (p.dims.size() < 2 || inner * 4 > kTileFloats) return false;
+  int rep = -1;  // the input that repeats its row; the other must be contiguous over the two axes
+  for (int j : {0, 1})
+    if (p.repeats_row(j) && p.strides[1 - j][p.dims.size() - 2] == inner &&
+        p.strides[1 - j].back() == 1)
+      rep = j;
   if (rep < 0) return false;
   const float* src[2] = {a, b};
-  const int64_t row = p.dims[rank - 2] * inner, tile_len = kTileFloats / inner * inner;
+  const int64_t group = p.group(), tile_len = kTileFloats / inner * inner;
   const KernelTable& k = kernels();
   parallel_for(p.numel, binary_grain(op), [&](int64_t begin, int64_t end) {
     alignas(64) float tile[kTileFloats];
-    int64_t tiled_row = -1, off[2] = {0, 0};
+    int64_t tiled = -1;  // the group the tile holds
     for (int64_t pos = begin; pos < end;) {
-      const int64_t r = pos / row;
-      if (r != tiled_row) {  // offsets of outer index r, and the tile of its short row
-        off[0] = off[1] = 0;
-        for (int64_t q = r, d = rank - 3; d >= 0; --d) {
-          off[0] += q % p.dims[d] * p.strides[0][d];
-          off[1] += q % p.dims[d] * p.strides[1][d];
-          q /= p.dims[d];
-        }
-        for (int64_t t = 0; t < tile_len; t += inner)
-          std::memcpy(tile + t, src[rep] + off[rep], inner * sizeof(float));
-        tiled_row = r;
+      const int64_t r = pos / group;
+      if (r != tiled) {
+        const float* row = src[rep] + p.group_offset(rep, r);
+        for (int64_t t = 0; t < tile_len; t += inner) std::memcpy(tile + t, row, inner * sizeof(float));
+        tiled = r;
       }
-      const int64_t len = std::min({tile_len, end - pos, (r + 1) * row - pos});
-      const float* full = src[1 - rep] + off[1 - rep] + (pos - r * row);
+      const int64_t len = std::min({tile_len, end - pos, (r + 1) * group - pos});
+      const float* full = src[1 - rep] + p.group_offset(1 - rep, r) + (pos - r * group);
       if (rep == 1) k.binary_vv(op, full, tile, y + pos, len);
       else k.binary_vv(op, tile, full, y + pos, len);
       pos += len;

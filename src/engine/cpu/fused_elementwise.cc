@@ -168,9 +168,12 @@ FusedKernel::FusedKernel(EwProgram program, std::span<const std::vector<int64_t>
   plan_ = plan_broadcast(y_dims_, dims);
   mode_.resize(n_in);
   stage_slot_.assign(n_in, -1);
+  tiled_.assign(n_in, false);
   for (size_t j = 0; j < n_in; ++j) {
     mode_[j] = plan_.is_full(j) ? Mode::kFull : plan_.is_scalar(j) ? Mode::kScalar : Mode::kStaged;
-    if (mode_[j] == Mode::kStaged) stage_slot_[j] = staged_++;
+    if (mode_[j] != Mode::kStaged) continue;
+    stage_slot_[j] = staged_++;
+    tiled_[j] = plan_.inner() < kBlock / 2 && plan_.repeats_row(j);  // short rows only
   }
 }
 
@@ -186,17 +189,36 @@ void FusedKernel::run(std::span<const float* const> inputs, float* y) const {
   const bool result_is_last = result.kind == EwValue::Kind::kTemp && result.index == n_code - 1;
 
   // Long rows: blocks end where rows end, and within a row every input is a pointer (stride 1)
-  // or one value (stride 0), so nothing is copied. Short rows: full blocks, for which the
-  // broadcast inputs are copied into block buffers run by run.
-  const bool by_rows = plan_.inner() >= kBlock / 2;
+  // or one value (stride 0), so nothing is copied. Short rows: blocks of whole rows; a broadcast
+  // input that repeats one short row (a channel scale in channels-last order) is tiled into its
+  // block buffer once per group of rows, the others are copied run by run for every block.
+  const int64_t inner = plan_.inner();
+  const bool by_rows = inner >= kBlock / 2;
+  const int64_t block = by_rows ? kBlock : kBlock / inner * inner;
+  const bool any_tiled = std::find(tiled_.begin(), tiled_.end(), true) != tiled_.end();
+  const bool any_copied = staged_ > std::count(tiled_.begin(), tiled_.end(), true);
   parallel_for(plan_.numel, kGrain, [&](int64_t begin, int64_t end) {
     alignas(64) float regs[kMaxRegs][kBlock];
     alignas(64) float stage[kMaxInputs][kBlock];
     Operand in_ops[kMaxInputs];
     RunWalker walker(plan_, begin);
+    int64_t tiled_group = -1;
     for (int64_t blk = begin; blk < end;) {
-      int64_t len = std::min<int64_t>(kBlock, end - blk);
+      int64_t len = std::min<int64_t>(block, end - blk);
       if (by_rows) len = walker.step(len);
+      if (any_tiled) {
+        const int64_t g = blk / plan_.group();
+        len = std::min(len, (g + 1) * plan_.group() - blk);
+        if (g != tiled_group) {
+          for (size_t j = 0; j < n_in; ++j) {
+            if (!tiled_[j]) continue;
+            const float* row = inputs[j] + plan_.group_offset(j, g);
+            for (int64_t t = 0; t < block; t += inner)
+              std::memcpy(stage[stage_slot_[j]] + t, row, inner * sizeof(float));
+          }
+          tiled_group = g;
+        }
+      }
       for (size_t j = 0; j < n_in; ++j) {
         const float* data = inputs[j];
         if (mode_[j] == Mode::kFull) in_ops[j] = {data + blk, 0};
@@ -205,10 +227,10 @@ void FusedKernel::run(std::span<const float* const> inputs, float* y) const {
         else if (plan_.strides[j].back() != 0) in_ops[j] = {data + walker.offsets()[j], 0};
         else in_ops[j] = {nullptr, data[walker.offsets()[j]]};
       }
-      if (!by_rows && staged_ > 0) {
+      if (!by_rows && any_copied) {
         walker.walk(len, [&](int64_t out, const int64_t* off, int64_t run) {
           for (size_t j = 0; j < n_in; ++j) {
-            if (stage_slot_[j] < 0) continue;
+            if (stage_slot_[j] < 0 || tiled_[j]) continue;
             float* dst = stage[stage_slot_[j]] + (out - blk);
             const float* src = inputs[j] + off[j];
             if (plan_.strides[j].back() != 0) std::memcpy(dst, src, run * sizeof(float));
@@ -236,7 +258,7 @@ void FusedKernel::run(std::span<const float* const> inputs, float* y) const {
       }
       blk += len;
     }
-  });
+  }, by_rows ? 16 : inner);
 }
 
 void run_fused(const EwProgram& program, std::span<const EwInput> inputs, float* y,

@@ -93,6 +93,7 @@ class FusedKernel {
   BroadcastPlan plan_;
   std::vector<Mode> mode_;
   std::vector<int> stage_slot_;  // the block buffer a kStaged input is copied into
+  std::vector<bool> tiled_;      // a kStaged input that repeats a short row: copied once a group
   int staged_ = 0;
 };
 

@@ -62,6 +62,18 @@ TEST_P(CpuFused, BiasAddReluOverChannelsIsExact) {
   }
 }
 
+TEST_P(CpuFused, ChannelsLastScaleIsExact) {
+  std::mt19937 rng(8);
+  // A squeeze-excitation scale in channels-last order: rows of 24 repeated over H x W (tiled once
+  // per image), next to a per-row operand (copied per block).
+  const Tensor x = random_tensor({2, 5, 7, 24}, rng), s = random_tensor({2, 1, 1, 24}, rng),
+               r = random_tensor({5, 7, 1}, rng);
+  EwProgram p;
+  p.set_result(p.binary(BinaryOp::kSub, p.binary(BinaryOp::kMul, p.input(0), p.input(1)), p.input(2)));
+  const Tensor want = ReferenceOp("Sub").run1({ReferenceOp("Mul").run1({x, s}), r});
+  EXPECT_TRUE(tensors_near(run_program(p, {x, s, r}, x.dims()), want, 0));
+}
+
 TEST_P(CpuFused, InputsWithDifferentBroadcastsAndReversedOperands) {
   std::mt19937 rng(3);
   // (a + b) * c - 2 / a, then Max with d: a full, b per channel, c per last axis, d a scalar.
