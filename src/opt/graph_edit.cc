@@ -28,6 +28,19 @@ std::unordered_set<const Value*> returned_values(const Model& m) {
   return out;
 }
 
+std::vector<Graph*> graphs_inner_first(Model& m) {
+  std::vector<Graph*> order = {m.graph.get()};
+  for (size_t i = 0; i < order.size(); ++i)
+    for (Graph* sg : order[i]->subgraphs()) order.push_back(sg);
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+Value* other_input(const Node& n, const Value* v) {
+  if (n.num_inputs() != 2) return nullptr;
+  return n.inputs[0] == v ? n.inputs[1] : n.inputs[1] == v ? n.inputs[0] : nullptr;
+}
+
 Node* single_consumer(const Graph& g, const Value* v) {
   if (v->uses.size() != 1 || is_graph_output(g, v)) return nullptr;
   Node* n = v->uses[0].node;
@@ -100,6 +113,34 @@ void erase_node(Graph& g, Node* n) {
   for (const Value* v : n->outputs)
     KILN_ASSERT(!v || v->producer != n || v->uses.empty(), "erase_node: an output is still read");
   g.remove_node(n);
+}
+
+namespace {
+
+Attribute& attr_slot(Node& n, const std::string& name, AttrKind kind) {
+  Attribute* a = n.attr(name);
+  if (!a) {
+    n.attrs.emplace_back();
+    a = &n.attrs.back();
+    a->name = name;
+  }
+  a->kind = kind;
+  return *a;
+}
+
+}  // namespace
+
+void set_attr_int(Node& n, const std::string& name, int64_t v) {
+  attr_slot(n, name, AttrKind::kInt).i = v;
+}
+void set_attr_float(Node& n, const std::string& name, float v) {
+  attr_slot(n, name, AttrKind::kFloat).f = v;
+}
+void set_attr_string(Node& n, const std::string& name, std::string v) {
+  attr_slot(n, name, AttrKind::kString).s = std::move(v);
+}
+void set_attr_ints(Node& n, const std::string& name, std::vector<int64_t> v) {
+  attr_slot(n, name, AttrKind::kInts).ints = std::move(v);
 }
 
 std::string attr_string(const Attribute& a) {

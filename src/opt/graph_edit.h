@@ -18,6 +18,12 @@ int model_opset(const Model& m, const std::string& domain = "");  // 0 when not 
 // these stay alive even without a node reading them.
 std::unordered_set<const Value*> returned_values(const Model& m);
 
+// Every graph of the model, the innermost subgraphs first and the main graph last.
+std::vector<Graph*> graphs_inner_first(Model& m);
+
+// The other input of a two-input node, given one of them (null when v is not an input).
+Value* other_input(const Node& n, const Value* v);
+
 // The single node reading v (counting subgraph reads), or null when v has other or no readers or
 // is an output of its graph.
 Node* single_consumer(const Graph& g, const Value* v);
@@ -43,6 +49,12 @@ Node* add_node(Graph& g, const std::string& op_type, const std::string& name,
 
 // Removes a node whose outputs (those it still produces) no node reads.
 void erase_node(Graph& g, Node* n);
+
+// Sets (adding when missing) an attribute of n.
+void set_attr_int(Node& n, const std::string& name, int64_t v);
+void set_attr_float(Node& n, const std::string& name, float v);
+void set_attr_string(Node& n, const std::string& name, std::string v);
+void set_attr_ints(Node& n, const std::string& name, std::vector<int64_t> v);
 
 std::string attr_string(const Attribute& a);  // a canonical text form, for comparisons
 bool same_attrs(const Node& a, const Node& b);

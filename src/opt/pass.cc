@@ -1,5 +1,7 @@
 #include "opt/pass.h"
 
+#include "opt/graph_edit.h"
+
 namespace kiln::opt {
 
 void PassContext::applied(std::string what, std::vector<std::string> removed,
@@ -14,10 +16,7 @@ void PassContext::near_miss(std::string what, std::string reason) {
 
 void GraphPass::run(Model& m, PassContext& ctx) const {
   // Inner graphs first, so an outer rewrite sees simplified subgraphs.
-  std::vector<Graph*> order = {m.graph.get()};
-  for (size_t i = 0; i < order.size(); ++i)
-    for (Graph* sg : order[i]->subgraphs()) order.push_back(sg);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) run_graph(**it, m, ctx);
+  for (Graph* g : graphs_inner_first(m)) run_graph(*g, m, ctx);
 }
 
 std::string node_label(const Node& n) {

@@ -10,14 +10,6 @@ namespace kiln::opt {
 
 namespace {
 
-std::vector<Graph*> graphs_inner_first(Model& m) {
-  std::vector<Graph*> order = {m.graph.get()};
-  for (size_t i = 0; i < order.size(); ++i)
-    for (Graph* sg : order[i]->subgraphs()) order.push_back(sg);
-  std::reverse(order.begin(), order.end());
-  return order;
-}
-
 class Dce final : public Pass {
  public:
   std::string_view name() const override { return "dce"; }

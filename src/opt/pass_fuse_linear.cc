@@ -27,12 +27,6 @@ std::optional<std::vector<double>> per_channel(const Tensor* c, int64_t rank, in
   return out;
 }
 
-// The other input of a binary node, given one of them.
-Value* other_input(const Node& n, const Value* v) {
-  if (n.num_inputs() != 2) return nullptr;
-  return n.inputs[0] == v ? n.inputs[1] : n.inputs[1] == v ? n.inputs[0] : nullptr;
-}
-
 // A Conv or ConvTranspose with constant weights: scales output channel k by s[k] and adds t[k]
 // to its bias, in fresh initializers (the old ones may be shared).
 class ConvWeights {
@@ -230,7 +224,7 @@ class FusePad final : public GraphPass {
         merged[i] += pads[2 + i];
         merged[spatial + i] += pads[rank + 2 + i];
       }
-      set_ints(*user, "pads", merged);
+      set_attr_ints(*user, "pads", merged);
       g.set_input(user, 0, pad->inputs[0]);
       ctx.applied("Pad folded into " + user->op_type, {node_label(*pad), node_label(*user)},
                   {node_label(*user)});
@@ -261,17 +255,6 @@ class FusePad final : public GraphPass {
     if (pool && attr_int(user, "count_include_pad", 0) == 0)
       return "AveragePool does not count pads (count_include_pad=0)";
     return {};
-  }
-
-  static void set_ints(Node& n, const std::string& name, std::vector<int64_t> v) {
-    Attribute* a = n.attr(name);
-    if (!a) {
-      n.attrs.push_back(Attribute{});
-      a = &n.attrs.back();
-      a->name = name;
-      a->kind = AttrKind::kInts;
-    }
-    a->ints = std::move(v);
   }
 };
 
@@ -340,14 +323,7 @@ class FuseGemm final : public GraphPass {
       const bool swap2d = s && s->size() == 2 && (perm.empty() || perm == std::vector<int64_t>{1, 0});
       if (!swap2d || !ctx.allow()) continue;
       const char* flag = i == 0 ? "transA" : "transB";
-      Attribute* a = gemm.attr(flag);
-      if (!a) {
-        gemm.attrs.push_back(Attribute{});
-        a = &gemm.attrs.back();
-        a->name = flag;
-        a->kind = AttrKind::kInt;
-      }
-      a->i = a->i ? 0 : 1;
+      set_attr_int(gemm, flag, attr_int(gemm, flag, 0) ? 0 : 1);
       g.set_input(&gemm, i, t->inputs[0]);
       ctx.applied(std::string("Transpose folded into Gemm's ") + flag, {node_label(*t)},
                   {node_label(gemm)});

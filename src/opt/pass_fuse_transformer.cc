@@ -24,11 +24,6 @@ Node* read_by(const Graph& g, const Value* v, std::string_view op) {
   return n && n->domain.empty() && n->op_type == op ? n : nullptr;
 }
 
-Value* other_input(const Node& n, const Value* v) {
-  if (n.num_inputs() != 2) return nullptr;
-  return n.inputs[0] == v ? n.inputs[1] : n.inputs[1] == v ? n.inputs[0] : nullptr;
-}
-
 // The single value of a constant (all elements equal), if it is one.
 std::optional<double> scalar(const Value* v, const InferFacts& f) {
   auto vals = constant_values(v, f);
@@ -87,16 +82,6 @@ std::vector<std::string> labels(const Match& m) {
   return out;
 }
 
-void add_attr(Node& n, const std::string& name, AttrKind kind, int64_t i, float f, std::string s) {
-  Attribute a;
-  a.name = name;
-  a.kind = kind;
-  a.i = i;
-  a.f = f;
-  a.s = std::move(s);
-  n.attrs.push_back(std::move(a));
-}
-
 // Base for the fusions: checks the opset, asks for the budget, builds and records.
 class FusionPass : public GraphPass {
  protected:
@@ -136,7 +121,7 @@ class FuseGelu final : public FusionPass {
       Node* gelu = add_node(g, "Gelu", node_label(*match.nodes.front()) + "_gelu", {how.first}, 1,
                             model_opset(m));
       if (std::string_view(how.second) == "tanh")
-        add_attr(*gelu, "approximate", AttrKind::kString, 0, 0, "tanh");
+        set_attr_string(*gelu, "approximate", "tanh");
       const auto removed = labels(match);
       replace_match(g, match, gelu);
       ctx.applied(fmt::format("GELU ({}) -> Gelu", how.second), removed, {node_label(*gelu)});
@@ -308,8 +293,8 @@ class FuseLayerNorm final : public FusionPass {
       if (beta) inputs.push_back(beta);
       Node* ln = add_node(g, "LayerNormalization", node_label(*mean) + "_layernorm", inputs, 1,
                           model_opset(m));
-      add_attr(*ln, "axis", AttrKind::kInt, axis, 0, "");
-      add_attr(*ln, "epsilon", AttrKind::kFloat, 0, static_cast<float>(*eps), "");
+      set_attr_int(*ln, "axis", axis);
+      set_attr_float(*ln, "epsilon", static_cast<float>(*eps));
       const auto removed = labels(match);
       gone.insert(match.nodes.begin(), match.nodes.end());
       replace_match(g, match, ln);
@@ -359,8 +344,8 @@ class FuseRmsNorm final : public FusionPass {
       if (!ctx.allow()) return;
       Node* rms = add_node(g, "RMSNormalization", node_label(*pow) + "_rmsnorm", {x, gamma}, 1,
                            model_opset(m));
-      add_attr(*rms, "axis", AttrKind::kInt, axis, 0, "");
-      add_attr(*rms, "epsilon", AttrKind::kFloat, 0, static_cast<float>(*eps), "");
+      set_attr_int(*rms, "axis", axis);
+      set_attr_float(*rms, "epsilon", static_cast<float>(*eps));
       const auto removed = labels(match);
       replace_match(g, match, rms);
       ctx.applied("RMSNorm decomposition -> RMSNormalization", removed, {node_label(*rms)});
