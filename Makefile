@@ -35,7 +35,7 @@ demo: build
 # kiln against ONNX Runtime on the benchmark models, side by side (bench/run.sh; not in `make test`).
 # BENCH_FLAGS passes more, e.g. make bench BENCH_FLAGS='--threads 2 --models "resnet50 mlp"'.
 bench: build
-	bench/run.sh --kiln $(BUILD)/kiln $(BENCH_FLAGS)
+	bench/run.sh --kiln $(BUILD)/kiln --work $(BUILD)/bench --models-dir $(BUILD)/models $(BENCH_FLAGS)
 
 clean:
 	rm -rf build build-asan build-fuzz

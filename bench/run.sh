@@ -2,10 +2,10 @@
 # kiln against ONNX Runtime on the benchmark models, back to back, on the same inputs and threads:
 #
 #   bench/run.sh [--threads N] [--models "a b ..."] [--iterations N] [--warmup N] [--rounds N]
-#                [--kiln PATH] [--work DIR]
+#                [--kiln PATH] [--work DIR] [--models-dir DIR]
 #
-# For each model: the ONNX file (a name tools/models/export.py knows, exported once by
-# scripts/export-models.sh, or a path to any .onnx file), one set of seeded inputs
+# For each model: the ONNX file (a name tools/models/export.py knows, exported once into the
+# models folder by scripts/export-models.sh, or a path to any .onnx file), one set of seeded inputs
 # (tools/models/make_inputs.py: batch 1, seq 128), then `kiln bench --json` and ONNX Runtime's
 # `tools/ort/bench.js --json` on those inputs with the same thread count (--rounds N alternates
 # them N times and keeps each side's best p50), then `kiln run` and `tools/ort/run.js` once each,
@@ -14,8 +14,9 @@
 # of two runs back to back is the figure.
 #
 # Defaults: --threads = the number of cores, the five models of issue 5, 50 iterations after 5
-# warmup runs, 1 round, build/kiln, WORK = build/bench. Exit 0 when every model ran on both sides
-# and the outputs agree; 1 otherwise; 2 on a bad flag or a missing kiln binary.
+# warmup runs, 1 round, build/kiln, WORK = build/bench, models in build/models (where
+# tests/models/run_vs_ort.sh exports them too). Exit 0 when every model ran on both sides and the
+# outputs agree; 1 otherwise; 2 on a bad flag or a missing kiln binary.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -26,9 +27,10 @@ warmup=5
 rounds=1
 kiln=$root/build/kiln
 work=$root/build/bench
+models_dir=$root/build/models
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 while (($#)); do
@@ -40,6 +42,7 @@ while (($#)); do
     --rounds) rounds=$2; shift 2 ;;
     --kiln) kiln=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
+    --models-dir) models_dir=$2; shift 2 ;;
     -h | --help) usage ;;
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -56,7 +59,7 @@ py=/usr/bin/python3
 
 "$root/tools/ort/install.sh" || { echo "bench/run.sh: ONNX Runtime is not available" >&2; exit 1; }
 
-mkdir -p "$work/models" "$work/results"
+mkdir -p "$models_dir" "$work/results"
 # Names tools/models/export.py knows are exported (once); paths are used as they are.
 declare -A model_path
 to_export=()
@@ -65,11 +68,11 @@ for m in $models; do
     [[ -f $m ]] || { echo "bench/run.sh: no model file '$m'" >&2; exit 2; }
     model_path[$m]=$(cd "$(dirname "$m")" && pwd)/$(basename "$m")
   else
-    model_path[$m]=$work/models/$m.onnx
+    model_path[$m]=$models_dir/$m.onnx
     to_export+=("$m")
   fi
 done
-((${#to_export[@]} == 0)) || "$root/scripts/export-models.sh" "$work/models" "${to_export[@]}"
+((${#to_export[@]} == 0)) || "$root/scripts/export-models.sh" "$models_dir" "${to_export[@]}"
 
 # Each side's JSON line goes to NAME/<side>_<round>.json, its stderr beside it; bench/report.py
 # reads them all (the best p50 of the rounds, or the error a side ended with).
