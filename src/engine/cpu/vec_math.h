@@ -7,12 +7,12 @@
 namespace kiln::cpu::KILN_CPU_ISA {
 namespace {
 
-// Horner's rule: c[0] + x (c[1] + x (c[2] + ...)).
-template <size_t N>
+// Horner's rule: c[K] + x (c[K + 1] + x (... c[N - 1])), unrolled at compile time (a loop over
+// the coefficients costs more than the arithmetic on one lane).
+template <size_t N, size_t K = 0>
 inline Vec poly(Vec x, const float (&c)[N]) {
-  Vec p = Vec::all(c[N - 1]);
-  for (size_t k = N - 1; k-- > 0;) p = fma(p, x, Vec::all(c[k]));
-  return p;
+  if constexpr (K + 1 == N) return Vec::all(c[K]);
+  else return fma(poly<N, K + 1>(x, c), x, Vec::all(c[K]));
 }
 
 // e^x: x = n ln2 + r with |r| <= ln2 / 2 (Cody-Waite, ln2 in two parts so n ln2 is exact), e^r
