@@ -7,7 +7,7 @@
 // What a Vec provides: kWidth lanes; all(x), zero(), load(p), load(p, n) (lanes [0, n), zeros
 // above), load_or(p, n, fill), store(p), store(p, n); + - * /, fma(a, b, c) = a * b + c, max/min
 // with x86 semantics (the second operand when either is NaN), sqrt, abs, neg, copysign; masks from
-// lt, le, is_nan, combined with mask_or and tested with any/all; select(m, a, b) = m ? a : b;
+// lt, le, is_nan, tested with any/all; select(m, a, b) = m ? a : b;
 // round_nearest, ldexp(p, n) = p * 2^n; sum and max_lanes across lanes; transpose_tile of
 // kWidth x kWidth floats.
 

@@ -51,7 +51,6 @@ inline Vec copysign(Vec mag, Vec sgn) {
 inline Vec::Mask lt(Vec a, Vec b) { return _mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ); }
 inline Vec::Mask le(Vec a, Vec b) { return _mm256_cmp_ps(a.v, b.v, _CMP_LE_OQ); }
 inline Vec::Mask is_nan(Vec a) { return _mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q); }
-inline Vec::Mask mask_or(Vec::Mask a, Vec::Mask b) { return _mm256_or_ps(a, b); }
 inline bool any(Vec::Mask m) { return _mm256_movemask_ps(m) != 0; }
 inline bool all(Vec::Mask m) { return _mm256_movemask_ps(m) == 0xff; }
 inline Vec select(Vec::Mask m, Vec a, Vec b) { return _mm256_blendv_ps(b.v, a.v, m); }  // m ? a : b

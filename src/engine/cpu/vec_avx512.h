@@ -49,7 +49,6 @@ inline Vec copysign(Vec mag, Vec sgn) {
 inline Vec::Mask lt(Vec a, Vec b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ); }
 inline Vec::Mask le(Vec a, Vec b) { return _mm512_cmp_ps_mask(a.v, b.v, _CMP_LE_OQ); }
 inline Vec::Mask is_nan(Vec a) { return _mm512_cmp_ps_mask(a.v, a.v, _CMP_UNORD_Q); }
-inline Vec::Mask mask_or(Vec::Mask a, Vec::Mask b) { return a | b; }
 inline bool any(Vec::Mask m) { return m != 0; }
 inline bool all(Vec::Mask m) { return m == 0xffff; }
 inline Vec select(Vec::Mask m, Vec a, Vec b) { return _mm512_mask_blend_ps(m, b.v, a.v); }  // m ? a : b

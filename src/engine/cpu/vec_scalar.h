@@ -43,7 +43,6 @@ inline Vec copysign(Vec mag, Vec sgn) { return std::copysign(mag.v, sgn.v); }
 inline bool lt(Vec a, Vec b) { return a.v < b.v; }
 inline bool le(Vec a, Vec b) { return a.v <= b.v; }
 inline bool is_nan(Vec a) { return a.v != a.v; }
-inline bool mask_or(bool a, bool b) { return a || b; }
 inline bool any(bool m) { return m; }
 inline bool all(bool m) { return m; }
 inline Vec select(bool m, Vec a, Vec b) { return m ? a : b; }
