@@ -7,6 +7,8 @@
 #include "engine/onednn/weight_cache.h"
 #include "engine/plan.h"
 #include "onnx/import.h"
+#include "ops/infer.h"
+#include "opt/pipeline.h"
 #include "runtime/session.h"
 #include "support/error.h"
 
@@ -38,6 +40,10 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
     : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
   apply_threads(opts_.threads);
   prepare_model(model_, SessionOptions{.allocation_cap = opts_.allocation_cap});
+  if (opts_.optimize_level > 0) {
+    opt::optimize(model_, opt::level_pipeline(opts_.optimize_level));
+    infer_shapes(model_);
+  }
   for (const Value* v : model_.graph->inputs)
     if (!v->is_constant()) inputs_.push_back(v);
   for (const Value* v : model_.graph->outputs) outputs_.push_back(v);

@@ -7,6 +7,7 @@ namespace kiln::engine {
 
 struct EngineOptions {
   int threads = 0;              // OpenMP threads for kernels (oneDNN shares them); 0: the default
+  int optimize_level = 0;       // the portable optimizer's -O level run first (src/opt); 0: none
   int64_t allocation_cap = 0;   // bytes for one tensor; 0: the default (support/limits.h)
 };
 

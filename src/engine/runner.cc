@@ -4,6 +4,7 @@
 
 #include "engine/compiled_model.h"
 #include "onnx/import.h"
+#include "opt/pipeline.h"
 #include "runtime/session.h"
 #include "support/error.h"
 
@@ -30,10 +31,18 @@ class FastRunner : public ModelRunner {
   CompiledModel cm_;
 };
 
+// The model after the optimizer's -O level (checked and inferred first, as it needs).
+Model optimized(Model m, const EngineOptions& opts) {
+  if (opts.optimize_level <= 0) return m;
+  prepare_model(m, {.allocation_cap = opts.allocation_cap});
+  opt::optimize(m, opt::level_pipeline(opts.optimize_level));
+  return m;
+}
+
 class ReferenceRunner : public ModelRunner {
  public:
   ReferenceRunner(Model m, const EngineOptions& opts)
-      : threads_(opts.threads), session_(std::move(m), {.allocation_cap = opts.allocation_cap}) {}
+      : threads_(opts.threads), session_(optimized(std::move(m), opts), {.allocation_cap = opts.allocation_cap}) {}
   const Model& model() const override { return session_.model(); }
   const std::vector<const Value*>& inputs() const override { return session_.inputs(); }
   const std::vector<const Value*>& outputs() const override { return session_.outputs(); }

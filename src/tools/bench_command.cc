@@ -55,7 +55,7 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs)
 Action add_bench(CLI::App& app) {
   struct Options {
     std::string model, inputs, engine = "fast";
-    int threads = 0, iterations = 50, warmup = 5;
+    int threads = 0, iterations = 50, warmup = 5, level = 2;
     bool json = false;
     std::vector<std::string> dims;
   };
@@ -66,13 +66,15 @@ Action add_bench(CLI::App& app) {
   app.add_option("--iterations", o->iterations, "Timed runs (default 50)")->check(CLI::Range(1, 1000000));
   app.add_option("--warmup", o->warmup, "Untimed runs first (default 5)")->check(CLI::Range(0, 1000000));
   app.add_option("--engine", o->engine, "fast (default) or reference");
+  app.add_option("-O", o->level, "Optimize the model first as kiln optimize -O N does (default 2; 0: as it is)")
+      ->check(CLI::Range(0, 3));
   app.add_option("--dim", o->dims, "Value of a symbolic dim for random inputs, NAME=VALUE (default 1)");
   app.add_flag("--json", o->json, "Print one JSON object");
   return [o]() {
     const auto kind = engine::parse_engine_kind(o->engine);
     const auto dims = parse_dims(o->dims);
     const auto t0 = std::chrono::steady_clock::now();
-    auto runner = engine::open_model(o->model, kind, {.threads = o->threads});
+    auto runner = engine::open_model(o->model, kind, {.threads = o->threads, .optimize_level = o->level});
     const double load_ms = ms_since(t0);
     const auto feeds = o->inputs.empty() ? engine::random_inputs(runner->inputs(), 0, dims)
                                          : read_values(o->inputs, "input", runner->inputs());
@@ -94,7 +96,8 @@ Action add_bench(CLI::App& app) {
     const double mean = sum / static_cast<double>(times.size());
     nlohmann::json j = {
         {"model", o->model}, {"engine", o->engine}, {"threads", o->threads},
-        {"iterations", o->iterations}, {"warmup", o->warmup}, {"load_ms", load_ms},
+        {"iterations", o->iterations}, {"warmup", o->warmup}, {"optimize_level", o->level},
+        {"load_ms", load_ms},
         {"first_run_ms", first_ms}, {"p50_ms", percentile(sorted, 0.5)},
         {"p90_ms", percentile(sorted, 0.9)}, {"p99_ms", percentile(sorted, 0.99)},
         {"mean_ms", mean}, {"min_ms", sorted.front()}, {"throughput_per_s", 1000.0 / mean},

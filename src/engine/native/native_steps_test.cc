@@ -120,6 +120,7 @@ TEST(NativeDataMovement, TransposeGatherConcat) {
     b.output(t);
     b.output(g0);
     b.output(b.op("Concat", {g1, g1, x}, {attr("axis", int64_t{2})}));
+    b.output(b.op("Concat", {ids, ids}, {attr("axis", int64_t{1})}));  // int64: kiln's kernel
     return b.take();
   };
   const auto s = expect_same_as_reference(
@@ -127,6 +128,7 @@ TEST(NativeDataMovement, TransposeGatherConcat) {
   EXPECT_EQ(steps_of(s, "cpu.transpose"), 1);
   EXPECT_EQ(steps_of(s, "cpu.gather"), 2);
   EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
+  EXPECT_EQ(steps_of(s, "onednn.concat"), 1);
 }
 
 TEST(NativeDataMovement, GatherOutOfRangeFails) {

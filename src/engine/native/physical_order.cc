@@ -27,6 +27,16 @@ std::optional<std::vector<int>> physical_order(const dnnl::memory::desc& md) {
   return order;
 }
 
+dnnl::memory::desc dense_md(const std::vector<int64_t>& dims, const std::vector<int>& order) {
+  std::vector<int64_t> strides(dims.size());
+  int64_t st = 1;
+  for (int i = static_cast<int>(order.size()) - 1; i >= 0; --i) {
+    strides[order[i]] = st;
+    st *= dims[order[i]];
+  }
+  return strided_md(dims, strides, dnnl::memory::data_type::f32);
+}
+
 std::optional<std::vector<int64_t>> in_physical_order(std::vector<int64_t> dims,
                                                       const std::vector<int>& order) {
   if (dims.size() > order.size()) return std::nullopt;

@@ -14,6 +14,9 @@ namespace kiln::engine {
 // no padding); nullopt otherwise. Row-major gives 0, 1, ..., rank-1.
 std::optional<std::vector<int>> physical_order(const dnnl::memory::desc& md);
 
+// The dense float32 layout of dims whose axes lie in memory in `order` (outermost first).
+dnnl::memory::desc dense_md(const std::vector<int64_t>& dims, const std::vector<int>& order);
+
 // dims (right-aligned, padded with 1s to order.size()) in physical order, when a row-major
 // tensor of dims holds its elements in that order too (its axes larger than 1 keep their
 // relative order); nullopt otherwise.

@@ -70,6 +70,11 @@ std::optional<ConvGeometry> conv_geometry(const Node& n, const GraphFacts& f) {
   return g;
 }
 
+// oneDNN's optimized implementations: not the reference loops, not im2col + gemm.
+bool is_optimized(std::string_view impl) {
+  return impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0;
+}
+
 bool match_conv(const Node& n, const MatchContext& ctx, Group& g) {
   if (!conv_geometry(n, ctx.facts)) return false;
   g.epilogue = match_epilogue(n.outputs[0], ctx, 1);
@@ -105,13 +110,25 @@ bool build_conv(Group& g, Lowering& lw) {
     const dnnl::memory::desc bias_md =
         own_bias || unit_bias ? dnnl::memory::desc({geo.channels_out}, dt::f32, tag::x)
                               : dnnl::memory::desc();
-    dnnl::convolution_forward::desc d(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        dnnl::memory::desc(geo.src, dt::f32, tag::any), dnnl::memory::desc(geo.weights, dt::f32, tag::any),
-        bias_md, dnnl::memory::desc(geo.dst, dt::f32, tag::any), geo.strides, geo.dilations,
-        geo.pad_l, geo.pad_r);
-    return Made{dnnl::convolution_forward::primitive_desc(d, attr, dnnl_engine()), std::move(post),
-                unit_bias};
+    auto make_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+      dnnl::convolution_forward::desc d(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+          dnnl::memory::desc(geo.weights, dt::f32, tag::any), bias_md, dst, geo.strides,
+          geo.dilations, geo.pad_l, geo.pad_r);
+      return dnnl::convolution_forward::primitive_desc(d, attr, dnnl_engine());
+    };
+    // The input as it was made and a channels-last result, when an optimized implementation
+    // takes them (no reorder on either side); else the layouts the primitive prefers.
+    if (const auto src = lw.layout(n.inputs[0]); src && rank == 4) {
+      try {
+        auto pd = make_pd(*src, dnnl::memory::desc(geo.dst, dt::f32, tag::nhwc));
+        if (is_optimized(pd.impl_info_str())) return Made{pd, std::move(post), unit_bias};
+      } catch (const dnnl::error&) {
+      }
+    }
+    return Made{make_pd(dnnl::memory::desc(geo.src, dt::f32, tag::any),
+                        dnnl::memory::desc(geo.dst, dt::f32, tag::any)),
+                std::move(post), unit_bias};
   });
   auto step = std::make_unique<DnnlStep>(dnnl::convolution_forward(made.pd), &n, "onednn.conv");
   step->threads = threads;

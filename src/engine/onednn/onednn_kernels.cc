@@ -6,6 +6,8 @@ void register_onednn_kernels(KernelTable& t) {
   register_onednn_conv(t);
   register_onednn_matmul(t);
   register_onednn_pool(t);
+  register_onednn_batch_norm(t);
+  register_onednn_windows(t);
 }
 
 }  // namespace kiln::engine

@@ -8,5 +8,7 @@ namespace kiln::engine {
 void register_onednn_conv(KernelTable& t);
 void register_onednn_matmul(KernelTable& t);
 void register_onednn_pool(KernelTable& t);
+void register_onednn_batch_norm(KernelTable& t);
+void register_onednn_windows(KernelTable& t);
 
 }  // namespace kiln::engine
