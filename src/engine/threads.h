@@ -24,10 +24,10 @@ class ThreadScope {
 };
 
 // libgomp reads its wait policy once, before main. Spinning workers fight for the cores on a
-// loaded machine (and lose there badly), so kiln asks for a short spin: when neither
-// OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the process re-executes itself once with
-// GOMP_SPINCOUNT set. Call first thing in main; returns when nothing needs to change (or the
-// re-execution failed).
+// loaded machine (and lose there badly) but save a wake-up per step on a quiet one, so kiln
+// looks: when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the process re-executes itself
+// once with GOMP_SPINCOUNT long when no other process is running, short otherwise. Call first
+// thing in main; returns when nothing needs to change (or the re-execution failed).
 void set_openmp_wait_policy(char** argv);
 
 }  // namespace kiln::engine

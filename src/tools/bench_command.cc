@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
@@ -101,7 +102,8 @@ Action add_bench(CLI::App& app) {
         {"first_run_ms", first_ms}, {"p50_ms", percentile(sorted, 0.5)},
         {"p90_ms", percentile(sorted, 0.9)}, {"p99_ms", percentile(sorted, 0.99)},
         {"mean_ms", mean}, {"min_ms", sorted.front()}, {"throughput_per_s", 1000.0 / mean},
-        {"peak_rss_mb", peak_rss_mb()}};
+        {"peak_rss_mb", peak_rss_mb()},
+        {"gomp_spincount", std::getenv("GOMP_SPINCOUNT") ? std::getenv("GOMP_SPINCOUNT") : ""}};
     const auto plan = runner->summary(feeds);
     if (plan) {
       j["steps"] = plan->steps;
