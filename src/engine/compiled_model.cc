@@ -70,7 +70,7 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
   auto plan = std::make_unique<Plan>();
   {
     GraphFacts facts(model_, sig);
-    Lowering lowering(facts, *plan, *weights_);
+    Lowering lowering(facts, *plan, *weights_, opts_);
     lowering.lower();
   }
   plan->finalize();

@@ -26,7 +26,8 @@ TEST(CompiledModel, OnePlanPerInputShapeAndNoGuessedDims) {
   Session ref(make());
   for (int64_t batch : {1, 3, 1}) {
     const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 16, 8, 8}, 7))};
-    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-4, 1e-5});
+    // 3x3 convs by Winograd: float32 errors of a few 1e-5 on values of order 1
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-4, 1e-4});
     EXPECT_TRUE(c.equal) << c.reason;
   }
   EXPECT_EQ(m.plans(), 2);

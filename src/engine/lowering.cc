@@ -28,8 +28,9 @@ std::vector<const Node*> Group::members() const {
   return m;
 }
 
-Lowering::Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights)
-    : facts_(facts), plan_(plan), weights_(weights) {}
+Lowering::Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights,
+                   const EngineOptions& opts)
+    : facts_(facts), plan_(plan), weights_(weights), opts_(opts) {}
 
 Lowering::~Lowering() = default;
 

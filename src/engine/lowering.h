@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/engine_options.h"
 #include "engine/graph_facts.h"
 #include "engine/group.h"
 #include "engine/kernel_table.h"
@@ -23,13 +24,14 @@ class WeightCache;
 
 class Lowering {
  public:
-  Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights);
+  Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights, const EngineOptions& opts);
   ~Lowering();
   // Fills the plan (steps, slots, inputs, outputs); the caller finalizes it.
   void lower();
 
   // For the implementations' build functions.
   const GraphFacts& facts() const { return facts_; }
+  const EngineOptions& options() const { return opts_; }
   WeightCache& weights() { return weights_; }
   const std::shared_ptr<Scratchpad>& scratchpad() const { return plan_.scratchpad; }
   // The slot holding v row-major (a reorder is added when v was made in another layout).
@@ -65,6 +67,7 @@ class Lowering {
   const GraphFacts& facts_;
   Plan& plan_;
   WeightCache& weights_;
+  const EngineOptions& opts_;
   std::vector<Group> groups_;  // in schedule order after schedule()
   std::unordered_set<const Node*> claimed_;
   std::unordered_map<const Value*, int> last_read_;  // schedule index of the last group reading

@@ -75,6 +75,12 @@ bool is_optimized(std::string_view impl) {
   return impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0;
 }
 
+// Winograd's F(2x2 or 4x4, 3x3): 2-D, 3x3, stride 1, no dilation, no groups.
+bool winograd_fits(const ConvGeometry& g) {
+  return g.src.size() == 4 && g.weights.size() == 4 && g.weights[2] == 3 && g.weights[3] == 3 &&
+         g.strides == std::vector<int64_t>{1, 1} && g.dilations == std::vector<int64_t>{0, 0};
+}
+
 bool match_conv(const Node& n, const MatchContext& ctx, Group& g) {
   if (!conv_geometry(n, ctx.facts)) return false;
   g.epilogue = match_epilogue(n.outputs[0], ctx, 1);
@@ -110,25 +116,39 @@ bool build_conv(Group& g, Lowering& lw) {
     const dnnl::memory::desc bias_md =
         own_bias || unit_bias ? dnnl::memory::desc({geo.channels_out}, dt::f32, tag::x)
                               : dnnl::memory::desc();
-    auto make_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+    auto make_pd = [&](dnnl::algorithm alg, const dnnl::memory::desc& src,
+                       const dnnl::memory::desc& dst) {
       dnnl::convolution_forward::desc d(
-          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+          dnnl::prop_kind::forward_inference, alg, src,
           dnnl::memory::desc(geo.weights, dt::f32, tag::any), bias_md, dst, geo.strides,
           geo.dilations, geo.pad_l, geo.pad_r);
       return dnnl::convolution_forward::primitive_desc(d, attr, dnnl_engine());
     };
-    // The input as it was made and a channels-last result, when an optimized implementation
-    // takes them (no reorder on either side); else the layouts the primitive prefers.
-    if (const auto src = lw.layout(n.inputs[0]); src && rank == 4) {
+    const auto any_src = dnnl::memory::desc(geo.src, dt::f32, tag::any);
+    const auto any_dst = dnnl::memory::desc(geo.dst, dt::f32, tag::any);
+    const auto made_in = lw.layout(n.inputs[0]);
+    // Candidates, best first; the first an optimized implementation takes wins.
+    std::vector<std::tuple<dnnl::algorithm, dnnl::memory::desc, dnnl::memory::desc>> tries;
+    if (lw.options().winograd && winograd_fits(geo)) {  // 3x3, stride 1: fewer multiplications
+      if (made_in) tries.emplace_back(dnnl::algorithm::convolution_winograd, *made_in, any_dst);
+      tries.emplace_back(dnnl::algorithm::convolution_winograd, any_src, any_dst);
+    }
+    // The input as it was made and the result in the same family of layout (channels-last or
+    // channel-blocked): no reorder on either side.
+    if (made_in && rank == 4) {
+      const bool blocked = made_in->data.format_desc.blocking.inner_nblks != 0;
+      tries.emplace_back(dnnl::algorithm::convolution_direct, *made_in,
+                         dnnl::memory::desc(geo.dst, dt::f32, blocked ? tag::nChw16c : tag::nhwc));
+    }
+    for (const auto& [alg, src, dst] : tries) {
       try {
-        auto pd = make_pd(*src, dnnl::memory::desc(geo.dst, dt::f32, tag::nhwc));
+        auto pd = make_pd(alg, src, dst);
         if (is_optimized(pd.impl_info_str())) return Made{pd, std::move(post), unit_bias};
       } catch (const dnnl::error&) {
       }
     }
-    return Made{make_pd(dnnl::memory::desc(geo.src, dt::f32, tag::any),
-                        dnnl::memory::desc(geo.dst, dt::f32, tag::any)),
-                std::move(post), unit_bias};
+    return Made{make_pd(dnnl::algorithm::convolution_direct, any_src, any_dst), std::move(post),
+                unit_bias};
   });
   auto step = std::make_unique<DnnlStep>(dnnl::convolution_forward(made.pd), &n, "onednn.conv");
   step->threads = threads;

@@ -144,3 +144,29 @@ TEST(OnednnConv, ZeroSizeRunsOnTheReference) {
 
 }  // namespace
 }  // namespace kiln::engine
+
+namespace kiln::engine {
+namespace {
+
+using namespace testing;
+
+// 3x3 stride-1 convs by Winograd (where oneDNN has it), in a chain with 1x1 convs that then read
+// its channel-blocked layout; against the reference within Winograd's float32 error.
+TEST(OnednnConv, WinogradChain) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {1, 32, 14, 14});
+    Value* y = b.op("Relu", {b.op("Conv", {x, b.constant("w1", random_tensor({32, 32, 3, 3}, 2, -0.2f, 0.2f)),
+                                           b.constant("b1", random_tensor({32}, 3))},
+                                  {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})});
+    y = b.op("Conv", {y, b.constant("w2", random_tensor({64, 32, 1, 1}, 4))});
+    b.output(b.op("Add", {y, b.op("Conv", {x, b.constant("w3", random_tensor({64, 32, 1, 1}, 5))})}));
+    return b.take();
+  };
+  const auto s = expect_same_as_reference(make, {random_tensor({1, 32, 14, 14}, 1)}, 1e-3, 1e-4);
+  EXPECT_EQ(steps_of(s, "onednn.conv"), 3);
+  EXPECT_EQ(steps_of(s, "reference"), 0);
+}
+
+}  // namespace
+}  // namespace kiln::engine
