@@ -151,6 +151,12 @@ const Tensor* GraphFacts::constant(const Value* v) const {
   return it == constants_.end() ? nullptr : &it->second;
 }
 
+std::optional<float> GraphFacts::scalar(const Value* v) const {
+  const Tensor* t = v ? constant(v) : nullptr;
+  if (!t || t->numel() != 1 || !(is_float(t->dtype()) || is_integer(t->dtype()))) return std::nullopt;
+  return static_cast<float>(t->get_f64(0));
+}
+
 const std::vector<const Node*>& GraphFacts::consumers(const Value* v) const {
   static const std::vector<const Node*> none;
   auto it = consumers_.find(v);

@@ -3,6 +3,7 @@
 // computed before a run, Shape -> Gather -> Concat chains included), and who reads what.
 #pragma once
 
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -24,6 +25,8 @@ class GraphFacts {
   DataType dtype(const Value* v) const { return v->type.elem; }
   // The value of v when it is known before a run: an initializer, or computed from constants.
   const Tensor* constant(const Value* v) const;
+  // The value of a constant with one element, as float (any numeric type).
+  std::optional<float> scalar(const Value* v) const;
   // Nodes of the main graph whose outputs are all constant: they never run.
   bool folded(const Node* n) const { return folded_.contains(n); }
 

@@ -162,18 +162,20 @@ const Lowering::ValueSlots& Lowering::slots_of(const Value* v) const {
   return it->second;
 }
 
+int Lowering::new_slot(SlotInfo s, const Value* v) {
+  slot_value_.push_back(v);
+  slot_planned_.push_back(false);
+  slot_alias_of_.push_back(-1);
+  return plan_.add_slot(std::move(s));
+}
+
 int Lowering::constant_slot(const Value* v) {
   auto it = values_.find(v);
   if (it != values_.end()) return it->second.primary;
   const Tensor* c = facts_.constant(v);
   SlotInfo s{.name = v->name, .dtype = c->dtype(), .dims = c->dims(),
              .source = SlotInfo::Source::kConstant, .constant = RtValue::of(*c)};
-  const int id = plan_.add_slot(std::move(s));
-  slot_value_.push_back(v);
-  slot_planned_.push_back(false);
-  slot_alias_of_.push_back(-1);
-  values_[v].primary = id;
-  return id;
+  return values_[v].primary = new_slot(std::move(s), v);
 }
 
 std::optional<dnnl::memory::desc> Lowering::layout(const Value* v) const {
@@ -204,10 +206,7 @@ int Lowering::in_layout(const Value* v, const dnnl::memory::desc& md) {
   }
   SlotInfo s{.name = v->name, .dtype = from.dtype, .dims = from.dims};
   if (!is_plain(md)) s.md = md;
-  const int dst = plan_.add_slot(std::move(s));
-  slot_value_.push_back(v);
-  slot_planned_.push_back(false);
-  slot_alias_of_.push_back(-1);
+  const int dst = new_slot(std::move(s), v);
   values_[v].variants.push_back(dst);
   add(make_reorder_step(current_node_, *from.dims, src, from_md, dst, md));
   return dst;
@@ -218,12 +217,7 @@ int Lowering::define(const Value* v, std::optional<dnnl::memory::desc> md) {
   SlotInfo s{.name = v->name, .dtype = facts_.dtype(v)};
   if (const auto* d = facts_.dims(v)) s.dims = *d;
   if (md && !is_plain(*md)) s.md = *md;
-  const int id = plan_.add_slot(std::move(s));
-  slot_value_.push_back(v);
-  slot_planned_.push_back(false);
-  slot_alias_of_.push_back(-1);
-  values_[v].primary = id;
-  return id;
+  return values_[v].primary = new_slot(std::move(s), v);
 }
 
 int Lowering::writable_copy(const Value* v, const dnnl::memory::desc& md,
@@ -237,10 +231,7 @@ int Lowering::writable_copy(const Value* v, const dnnl::memory::desc& md,
   const dnnl::memory::desc from_md = from.md ? *from.md : plain_md(*from.dims, md.data_type());
   SlotInfo s{.name = v->name, .dtype = from.dtype, .dims = from.dims};
   if (!is_plain(md)) s.md = md;
-  const int dst = plan_.add_slot(std::move(s));
-  slot_value_.push_back(nullptr);
-  slot_planned_.push_back(false);
-  slot_alias_of_.push_back(-1);
+  const int dst = new_slot(std::move(s), nullptr);
   add(make_reorder_step(current_node_, *from.dims, src, from_md, dst, md));
   return dst;
 }

@@ -62,6 +62,8 @@ class Lowering {
   void build_group(Group& g);
   void lower_standalone(const Node* n, const KernelImpl* skip);
   int constant_slot(const Value* v);
+  // Adds a slot holding v (null: a private copy no value owns).
+  int new_slot(SlotInfo s, const Value* v);
   const ValueSlots& slots_of(const Value* v) const;
 
   const GraphFacts& facts_;

@@ -8,12 +8,6 @@ namespace kiln::engine {
 
 namespace {
 
-int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= d[i];
-  return p;
-}
-
 // A tensor of fixed-size elements (no strings) with known dims.
 const std::vector<int64_t>* known(const Value* v, const GraphFacts& f) {
   if (!v || !v->type.is_tensor() || f.dtype(v) == DataType::kString || dtype_size(f.dtype(v)) == 0)
@@ -90,8 +84,8 @@ std::optional<GatherShape> gather_shape(const Node& n, const GraphFacts& f) {
   if (!d || !idx || d->empty() || (it != DataType::kInt64 && it != DataType::kInt32)) return std::nullopt;
   const auto axis = axis_of(n, 0, static_cast<int>(d->size()));
   if (!axis) return std::nullopt;
-  return GatherShape{product(*d, 0, *axis), (*d)[*axis], product(*d, *axis + 1, d->size()),
-                     product(*idx, 0, idx->size()), dtype_size(f.dtype(n.inputs[0])),
+  return GatherShape{dims_product(*d, 0, *axis), (*d)[*axis], dims_product(*d, *axis + 1, d->size()),
+                     dims_product(*idx, 0, idx->size()), dtype_size(f.dtype(n.inputs[0])),
                      it == DataType::kInt64};
 }
 
@@ -143,7 +137,7 @@ std::optional<ConcatShape> concat_shape(const Node& n, const GraphFacts& f) {
   if (!o || o->empty()) return std::nullopt;
   const auto axis = axis_of(n, 0, static_cast<int>(o->size()));
   if (!axis) return std::nullopt;
-  ConcatShape s{{}, product(*o, 0, *axis), product(*o, *axis + 1, o->size()),
+  ConcatShape s{{}, dims_product(*o, 0, *axis), dims_product(*o, *axis + 1, o->size()),
                 dtype_size(f.dtype(n.outputs[0]))};
   for (const Value* v : n.inputs) {
     const auto* d = v ? known(v, f) : nullptr;

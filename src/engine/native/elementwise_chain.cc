@@ -27,12 +27,6 @@ struct EwOp {
   cpu::UnaryParams p;
 };
 
-std::optional<float> scalar_of(const Value* v, const GraphFacts& f) {
-  const Tensor* t = v ? f.constant(v) : nullptr;
-  if (!t || t->numel() != 1) return std::nullopt;
-  return static_cast<float>(t->get_f64(0));
-}
-
 std::optional<EwOp> unary_op(const Node& n, const GraphFacts& f) {
   static const std::map<std::string, UnaryOp> ops = {
       {"Relu", UnaryOp::kRelu}, {"LeakyRelu", UnaryOp::kLeakyRelu}, {"Sigmoid", UnaryOp::kSigmoid},
@@ -56,7 +50,7 @@ std::optional<EwOp> unary_op(const Node& n, const GraphFacts& f) {
   if (op.u == UnaryOp::kClip) {
     for (int i : {1, 2}) {
       if (!n.has_input(i)) continue;
-      auto c = scalar_of(n.inputs[i], f);
+      auto c = f.scalar(n.inputs[i]);
       if (!c) return std::nullopt;
       (i == 1 ? op.p.alpha : op.p.beta) = *c;
     }
@@ -129,7 +123,7 @@ bool build_chain(Group& g, Lowering& lw) {
   std::vector<const Value*> operands;
   auto value_of = [&](const Value* v) {
     if (auto it = values.find(v); it != values.end()) return it->second;
-    if (auto s = scalar_of(v, f)) return values[v] = cpu::EwProgram::constant(*s);
+    if (auto s = f.scalar(v)) return values[v] = cpu::EwProgram::constant(*s);
     operands.push_back(v);
     return values[v] = program.input(static_cast<int>(operands.size()) - 1);
   };

@@ -26,6 +26,12 @@ const Tensor& NativeStep::in(const RunState& st, size_t k) const {
   return v.tensor;
 }
 
+int64_t dims_product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= dims[i];
+  return p;
+}
+
 int in_place_share(Lowering& lw, int s, size_t out_bytes) {
   return lw.dies_here(s) && lw.slot(s).bytes() == out_bytes ? s : -1;
 }

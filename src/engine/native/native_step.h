@@ -28,6 +28,9 @@ class NativeStep : public Step {
   std::vector<std::vector<int64_t>> expected_;
 };
 
+// The product of dims[from, to).
+int64_t dims_product(const std::vector<int64_t>& dims, size_t from, size_t to);
+
 // The slot the output of the current group may share with input slot `s` (in place): s when the
 // value dies here and has the output's bytes, else -1.
 int in_place_share(Lowering& lw, int s, size_t out_bytes);

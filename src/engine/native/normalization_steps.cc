@@ -9,17 +9,11 @@ namespace kiln::engine {
 
 namespace {
 
-int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= d[i];
-  return p;
-}
-
 // A float32 input with known dims and at least one element.
 const std::vector<int64_t>* float_dims(const Value* v, const GraphFacts& f) {
   if (!v || f.dtype(v) != DataType::kFloat) return nullptr;
   const auto* d = f.dims(v);
-  if (!d || product(*d, 0, d->size()) == 0) return nullptr;
+  if (!d || dims_product(*d, 0, d->size()) == 0) return nullptr;
   return d;
 }
 
@@ -37,8 +31,8 @@ std::optional<SoftmaxShape> softmax_shape(const Node& n, const GraphFacts& f) {
   int64_t axis = attr_int(n, "axis", flatten ? 1 : -1);
   if (axis < -rank || axis >= rank) return std::nullopt;
   if (axis < 0) axis += rank;
-  if (flatten) return SoftmaxShape{product(*d, 0, axis), product(*d, axis, rank), 1};
-  return SoftmaxShape{product(*d, 0, axis), (*d)[axis], product(*d, axis + 1, rank)};
+  if (flatten) return SoftmaxShape{dims_product(*d, 0, axis), dims_product(*d, axis, rank), 1};
+  return SoftmaxShape{dims_product(*d, 0, axis), (*d)[axis], dims_product(*d, axis + 1, rank)};
 }
 
 class SoftmaxStep : public NativeStep {
@@ -83,7 +77,7 @@ struct NormShape {
 // Whether a scale / bias of dims p applies along the normalized block [axis, rank) of x as a
 // plain row of cols values.
 bool fits_row(const std::vector<int64_t>& p, const std::vector<int64_t>& x, size_t axis, int64_t cols) {
-  if (product(p, 0, p.size()) != cols || p.size() > x.size() - axis) return false;
+  if (dims_product(p, 0, p.size()) != cols || p.size() > x.size() - axis) return false;
   for (size_t i = 0; i < p.size(); ++i)
     if (p[p.size() - 1 - i] != x[x.size() - 1 - i]) return false;
   return true;
@@ -96,7 +90,7 @@ std::optional<NormShape> norm_shape(const Node& n, const GraphFacts& f) {
   int64_t axis = attr_int(n, "axis", -1);
   if (axis < -rank || axis >= rank) return std::nullopt;
   if (axis < 0) axis += rank;
-  const NormShape s{product(*d, 0, axis), product(*d, axis, rank), attr_float(n, "epsilon", 1e-5f)};
+  const NormShape s{dims_product(*d, 0, axis), dims_product(*d, axis, rank), attr_float(n, "epsilon", 1e-5f)};
   for (int i = 1; i < 3; ++i) {
     if (!n.has_input(i)) continue;
     const auto* p = float_dims(n.inputs[i], f);

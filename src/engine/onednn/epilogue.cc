@@ -27,12 +27,6 @@ const Node* sole_consumer(const Value* v, const MatchContext& ctx) {
   return c[0];
 }
 
-std::optional<float> scalar_of(const Value* v, const GraphFacts& f) {
-  const Tensor* t = v ? f.constant(v) : nullptr;
-  if (!t || t->numel() != 1 || !(is_float(t->dtype()) || is_integer(t->dtype()))) return std::nullopt;
-  return static_cast<float>(t->get_f64(0));
-}
-
 bool near(std::optional<float> a, float b) { return a && std::abs(*a - b) <= 1e-4f * std::abs(b); }
 
 // The input of binary node n that is not v (null when v is not exactly one of its two inputs).
@@ -77,7 +71,7 @@ std::optional<std::vector<PostOp>> activation(const Node& n, const GraphFacts& f
     float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
     for (int i : {1, 2}) {
       if (!n.has_input(i)) continue;
-      auto c = scalar_of(n.inputs[i], f);
+      auto c = f.scalar(n.inputs[i]);
       if (!c) return std::nullopt;
       (i == 1 ? lo : hi) = *c;
     }
@@ -108,22 +102,22 @@ std::optional<EpilogueUnit> match_gelu_erf(const Value* v, const MatchContext& c
     const Node* d = c[i];
     const Node* other = c[1 - i];
     if (!ctx.is_free(d) || !ctx.is_free(other)) continue;
-    const bool div = is_op(d, "Div") && d->inputs[0] == v && near(scalar_of(d->inputs[1], f), std::sqrt(2.f));
-    const bool mul = is_op(d, "Mul") && near(scalar_of(other_input(d, v), f), 1 / std::sqrt(2.f));
+    const bool div = is_op(d, "Div") && d->inputs[0] == v && near(f.scalar(d->inputs[1]), std::sqrt(2.f));
+    const bool mul = is_op(d, "Mul") && near(f.scalar(other_input(d, v)), 1 / std::sqrt(2.f));
     if (!div && !mul) continue;
     const Node* e = sole_consumer(d->outputs[0], ctx);
     if (!is_op(e, "Erf")) continue;
     const Node* a = sole_consumer(e->outputs[0], ctx);
-    if (!is_op(a, "Add") || !near(scalar_of(other_input(a, e->outputs[0]), f), 1.f)) continue;
+    if (!is_op(a, "Add") || !near(f.scalar(other_input(a, e->outputs[0])), 1.f)) continue;
     const Node* m = sole_consumer(a->outputs[0], ctx);
     if (!is_op(m, "Mul")) continue;
     const EpilogueUnit unit{{}, {eltwise(alg::eltwise_gelu_erf)}, nullptr};
     if (other == m && other_input(m, a->outputs[0]) == v) {  // (x * (1 + erf)) * 0.5
       const Node* h = sole_consumer(m->outputs[0], ctx);
-      if (!is_op(h, "Mul") || !near(scalar_of(other_input(h, m->outputs[0]), f), 0.5f)) continue;
+      if (!is_op(h, "Mul") || !near(f.scalar(other_input(h, m->outputs[0])), 0.5f)) continue;
       return EpilogueUnit{{d, e, a, m, h}, unit.ops, h->outputs[0]};
     }
-    if (is_op(other, "Mul") && near(scalar_of(other_input(other, v), f), 0.5f) &&
+    if (is_op(other, "Mul") && near(f.scalar(other_input(other, v)), 0.5f) &&
         other_input(m, a->outputs[0]) == other->outputs[0] &&
         sole_consumer(other->outputs[0], ctx) == m)  // (x * 0.5) * (1 + erf)
       return EpilogueUnit{{d, e, a, other, m}, unit.ops, m->outputs[0]};
@@ -162,7 +156,7 @@ std::optional<EpilogueUnit> match_binary(const Value* v, const Node* n, const Ma
   const std::string& op = n->op_type;
   const bool first = n->inputs[0] == v;
   EpilogueUnit u{{n}, {}, n->outputs[0]};
-  if (auto s = scalar_of(o, f)) {
+  if (auto s = f.scalar(o)) {
     if (op == "Add") u.ops = {eltwise(alg::eltwise_linear, 1.f, *s)};
     else if (op == "Sub") u.ops = {first ? eltwise(alg::eltwise_linear, 1.f, -*s)
                                          : eltwise(alg::eltwise_linear, -1.f, *s)};
