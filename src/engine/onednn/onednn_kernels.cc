@@ -4,6 +4,7 @@ namespace kiln::engine {
 
 void register_onednn_kernels(KernelTable& t) {
   register_onednn_conv(t);
+  register_onednn_deconv(t);
   register_onednn_matmul(t);
   register_onednn_pool(t);
   register_onednn_batch_norm(t);

@@ -6,6 +6,7 @@
 namespace kiln::engine {
 
 void register_onednn_conv(KernelTable& t);
+void register_onednn_deconv(KernelTable& t);
 void register_onednn_matmul(KernelTable& t);
 void register_onednn_pool(KernelTable& t);
 void register_onednn_batch_norm(KernelTable& t);
