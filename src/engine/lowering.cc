@@ -123,7 +123,8 @@ void Lowering::build_group(Group& g) {
     std::sort(members.begin(), members.end(), [&](const Node* a, const Node* b) {
       return facts_.position(a) < facts_.position(b);
     });
-    for (const Node* m : members) lower_standalone(m, m == full.anchor ? full.impl : nullptr);
+    // on its own the anchor may still suit the implementation that could not fuse
+    for (const Node* m : members) lower_standalone(m);
     return;
   }
   std::vector<const Node*> dropped;
@@ -132,14 +133,13 @@ void Lowering::build_group(Group& g) {
   std::sort(dropped.begin(), dropped.end(), [&](const Node* a, const Node* b) {
     return facts_.position(a) < facts_.position(b);
   });
-  for (const Node* m : dropped) lower_standalone(m, nullptr);
+  for (const Node* m : dropped) lower_standalone(m);
 }
 
-void Lowering::lower_standalone(const Node* n, const KernelImpl* skip) {
+void Lowering::lower_standalone(const Node* n) {
   current_node_ = n;
   const MatchContext ctx{facts_, claimed_, true};
   for (const KernelImpl* impl : KernelTable::global().find(*n, facts_)) {
-    if (impl == skip) continue;
     Group g{.impl = impl, .anchor = n, .position = facts_.position(n)};
     if (!impl->match(*n, ctx, g)) continue;
     bool ok = false;

@@ -60,7 +60,7 @@ class Lowering {
   void group_nodes();
   void schedule();
   void build_group(Group& g);
-  void lower_standalone(const Node* n, const KernelImpl* skip);
+  void lower_standalone(const Node* n);
   int constant_slot(const Value* v);
   // Adds a slot holding v (null: a private copy no value owns).
   int new_slot(SlotInfo s, const Value* v);

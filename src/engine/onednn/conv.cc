@@ -81,17 +81,97 @@ bool winograd_fits(const ConvGeometry& g) {
          g.strides == std::vector<int64_t>{1, 1} && g.dilations == std::vector<int64_t>{0, 0};
 }
 
+// A conv's input made as x * s with s a per-channel scale computed at run time (the Mul of a
+// squeeze-and-excitation block): the scale can go into the weights instead, which is less work
+// when the weights are smaller than x.
+struct InputScale {
+  const Node* mul;
+  const Value* x;  // the full-size operand
+  const Value* s;  // [1, C, 1...] or [C, 1...]
+};
+
+std::optional<InputScale> input_scale(const Node& n, const GraphFacts& f, const ConvGeometry& geo) {
+  const Value* in = n.inputs[0];
+  const Node* m = in->producer;
+  if (!m || m->op_type != "Mul" || !m->domain.empty() || m->num_inputs() != 2 ||
+      f.is_graph_output(in) || f.consumers(in).size() != 1)
+    return std::nullopt;
+  int64_t weights = 1, input = 1;
+  for (int64_t d : geo.weights) weights *= d;
+  for (int64_t d : geo.src) input *= d;
+  if (weights >= input) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const Value *x = m->inputs[i], *s = m->inputs[1 - i];
+    if (!x || !s || x == s || f.constant(x) || f.constant(s) || f.dtype(s) != DataType::kFloat) continue;
+    const auto *xd = f.dims(x), *sd = f.dims(s);
+    if (!xd || !sd || *xd != geo.src || sd->size() > xd->size() || xd->size() - sd->size() > 1) continue;
+    const size_t off = xd->size() - sd->size();  // s runs along the channels only
+    bool along_channels = true;
+    for (size_t k = 0; k < sd->size(); ++k) along_channels &= (*sd)[k] == (k + off == 1 ? geo.src[1] : 1);
+    if (along_channels) return InputScale{m, x, s};
+  }
+  return std::nullopt;
+}
+
 bool match_conv(const Node& n, const MatchContext& ctx, Group& g) {
-  if (!conv_geometry(n, ctx.facts)) return false;
+  const auto geo = conv_geometry(n, ctx.facts);
+  if (!geo) return false;
+  if (!ctx.standalone)
+    if (auto sc = input_scale(n, ctx.facts, *geo); sc && ctx.is_free(sc->mul)) g.prologue.push_back(sc->mul);
   g.epilogue = match_epilogue(n.outputs[0], ctx, 1);
   return true;
 }
+
+// The conv of an InputScale: each run scales the row-major weights by s along their input
+// channels and reorders them into the primitive's layout, then runs the conv on x.
+class InputScaledConv : public DnnlStep {
+ public:
+  // weights: ONNX's [M, C/G, k...]; dims: the primitive's (with a group dim when G > 1)
+  InputScaledConv(dnnl::primitive prim, const Node* n, const Tensor& weights,
+                  const std::vector<int64_t>& dims, int64_t groups, const dnnl::memory::desc& packed_md)
+      : DnnlStep(std::move(prim), n, "onednn.conv"), weights_(weights), scaled_(weights.clone()),
+        groups_(groups), packed_(packed_md, dnnl_engine()),
+        scaled_mem_(plain_md(dims, dt::f32), dnnl_engine(), scaled_.raw()),
+        reorder_(scaled_mem_, packed_) {
+    bind_constant(DNNL_ARG_WEIGHTS, packed_);
+  }
+  void read_scale(int slot) {
+    scale_at_ = inputs.size();
+    inputs.push_back(slot);
+  }
+  void run(RunState& st) override {
+    const Tensor& s = st.slots[inputs[scale_at_]].tensor;
+    const int64_t out = weights_.dim(0), in_g = weights_.dim(1), per_group = out / groups_;
+    KILN_CHECK(s.numel() == in_g * groups_, ErrorKind::kRuntime, "{}: a scale of {} values for {} channels",
+               kernel, s.numel(), in_g * groups_);
+    const int64_t k = weights_.numel() / (out * in_g);
+    const float *w = weights_.data<float>(), *sc = s.data<float>();
+    float* y = scaled_.data<float>();
+    for (int64_t o = 0; o < out; ++o) {
+      const float* row = sc + (o / per_group) * in_g;
+      for (int64_t c = 0; c < in_g; ++c)
+        for (int64_t j = 0, at = (o * in_g + c) * k; j < k; ++j) y[at + j] = w[at + j] * row[c];
+    }
+    reorder_.execute(dnnl_stream(), scaled_mem_, packed_);
+    DnnlStep::run(st);
+  }
+
+ private:
+  Tensor weights_, scaled_;
+  int64_t groups_;
+  dnnl::memory packed_, scaled_mem_;
+  dnnl::reorder reorder_;
+  size_t scale_at_ = 0;
+};
 
 bool build_conv(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const GraphFacts& f = lw.facts();
   const ConvGeometry geo = *conv_geometry(n, f);
   const int rank = static_cast<int>(geo.src.size());
+  // the input: x of an InputScale in the prologue, else the node's
+  const auto scale = g.prologue.empty() ? std::nullopt : input_scale(n, f, geo);
+  const Value* x = scale ? scale->x : n.inputs[0];
   const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
   const bool bias_unit = !g.epilogue.empty() && g.epilogue[0].is_bias;
   struct Made {
@@ -126,7 +206,7 @@ bool build_conv(Group& g, Lowering& lw) {
     };
     const auto any_src = dnnl::memory::desc(geo.src, dt::f32, tag::any);
     const auto any_dst = dnnl::memory::desc(geo.dst, dt::f32, tag::any);
-    const auto made_in = lw.layout(n.inputs[0]);
+    const auto made_in = lw.layout(x);
     // Candidates, best first; the first an optimized implementation takes wins.
     std::vector<std::tuple<dnnl::algorithm, dnnl::memory::desc, dnnl::memory::desc>> tries;
     if (lw.options().winograd && winograd_fits(geo)) {  // 3x3, stride 1: fewer multiplications
@@ -150,13 +230,21 @@ bool build_conv(Group& g, Lowering& lw) {
     return Made{make_pd(dnnl::algorithm::convolution_direct, any_src, any_dst), std::move(post),
                 unit_bias};
   });
-  auto step = std::make_unique<DnnlStep>(dnnl::convolution_forward(made.pd), &n, "onednn.conv");
+  std::unique_ptr<DnnlStep> step;
+  if (scale) {
+    auto scaled = std::make_unique<InputScaledConv>(dnnl::convolution_forward(made.pd), &n,
+                                                    *f.constant(n.inputs[1]), geo.weights,
+                                                    attr_int(n, "group", 1), made.pd.weights_desc());
+    scaled->read_scale(lw.plain(scale->s));
+    step = std::move(scaled);
+  } else {
+    step = std::make_unique<DnnlStep>(dnnl::convolution_forward(made.pd), &n, "onednn.conv");
+    step->bind_constant(DNNL_ARG_WEIGHTS,
+                        lw.weights().get(*f.constant(n.inputs[1]), plain_md(geo.weights, dt::f32),
+                                         made.pd.weights_desc()));
+  }
   step->threads = threads;
-  step->bind_input(DNNL_ARG_SRC, lw.in_layout(n.inputs[0], made.pd.src_desc()), made.pd.src_desc(),
-                   geo.src);
-  step->bind_constant(DNNL_ARG_WEIGHTS,
-                      lw.weights().get(*f.constant(n.inputs[1]), plain_md(geo.weights, dt::f32),
-                                       made.pd.weights_desc()));
+  step->bind_input(DNNL_ARG_SRC, lw.in_layout(x, made.pd.src_desc()), made.pd.src_desc(), geo.src);
   if (auto bias = combined_bias(own_bias, made.unit_bias ? bias_constant(g.epilogue[0], f) : nullptr,
                                 geo.channels_out))
     step->bind_constant(DNNL_ARG_BIAS, lw.weights().get(*bias, made.pd.bias_desc(), made.pd.bias_desc()));
