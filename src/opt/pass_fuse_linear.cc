@@ -185,9 +185,9 @@ class FuseLinearAffine final : public GraphPass {
     std::vector<double> s(n, 1.0), t(n, 0.0);
     (op.op_type == "Mul" ? s : t) = *c;
     w->apply(g, s, t);
-    const std::string label = node_label(op);
-    absorb(g, conv, op);
-    ctx.applied(op.op_type + " by a per-channel constant folded into " + conv.op_type,
+    const std::string label = node_label(op), what = op.op_type;
+    absorb(g, conv, op);  // deletes op
+    ctx.applied(what + " by a per-channel constant folded into " + conv.op_type,
                 {node_label(conv), label}, {node_label(conv)});
     return true;
   }

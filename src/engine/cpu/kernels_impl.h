@@ -229,8 +229,11 @@ float row_sum2(const float* x, int64_t n, float fill, F f, float* sum_out) {
 
 // Kahan's compensated sum: the rounding error of each add is carried into the next, so long rows
 // sum as accurately as short ones.
+// (The constructor is spelled out: GCC 12 at -O0 leaves default member initializers of vector
+// type inside a `#pragma GCC target` region unrun, which made Debug builds sum garbage.)
 struct KahanSum {
-  Vec sum = Vec::zero(), carry = Vec::zero();
+  Vec sum, carry;
+  KahanSum() : sum(Vec::zero()), carry(Vec::zero()) {}
   void add(Vec v) {
     const Vec y = v - carry;
     const Vec t = sum + y;
