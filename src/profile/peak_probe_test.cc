@@ -30,7 +30,7 @@ class CacheHome {
   std::optional<std::string> old_;
 };
 
-TEST(PeakProbe, MeasuresComputeAndBandwidthQuickly) {
+TEST(PeakProbe, MeasuresComputeAndBandwidth) {
   const MachinePeak p = measure_peak(1);
   EXPECT_EQ(p.threads, 1);
   EXPECT_FALSE(p.isa.empty());
@@ -38,7 +38,9 @@ TEST(PeakProbe, MeasuresComputeAndBandwidthQuickly) {
   EXPECT_GT(p.gflops, 0.5);  // even a scalar loop on a loaded machine does this
   EXPECT_GT(p.copy_gbps, 0.1);
   EXPECT_GT(p.triad_gbps, 0.1);
-  EXPECT_LT(p.probe_seconds, 10.0);  // about 0.3 s on an idle machine; CI machines are busy
+  // About 0.3 s on an idle machine in a release build; a Debug sanitizer build on a loaded CI
+  // machine took 12 s. The bound only catches a probe that does not end (speed is not a test).
+  EXPECT_LT(p.probe_seconds, 120.0);
   EXPECT_FALSE(p.from_cache);
   EXPECT_DOUBLE_EQ(p.roofline().gflops, p.gflops);
   EXPECT_DOUBLE_EQ(p.roofline().gbps, std::max(p.copy_gbps, p.triad_gbps));

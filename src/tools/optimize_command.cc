@@ -11,9 +11,11 @@
 #include "ops/infer.h"
 #include "opt/bisect.h"
 #include "opt/record.h"
+#include "profile/optimize_report.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "tools/commands.h"
+#include "tools/input_options.h"
 #include "tools/json_text.h"
 
 namespace kiln::tools {
@@ -77,25 +79,6 @@ void print_table(const opt::ModelStats& a, const opt::ModelStats& b) {
                            human_bytes(b.file_bytes));
 }
 
-std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) {
-  std::map<std::string, int64_t> out;
-  for (const auto& d : dims) {
-    const auto eq = d.find('=');
-    KILN_CHECK(eq != std::string::npos && eq > 0, ErrorKind::kBadInput,
-               "--dim '{}': expected name=value", d);
-    int64_t v = 0;
-    try {
-      size_t used = 0;
-      v = std::stoll(d.substr(eq + 1), &used);
-      KILN_CHECK(used == d.size() - eq - 1, ErrorKind::kBadInput, "--dim '{}': not a number", d);
-    } catch (const std::logic_error&) {
-      fail(ErrorKind::kBadInput, "--dim '{}': not a number", d);
-    }
-    KILN_CHECK(v >= 0, ErrorKind::kBadInput, "--dim '{}': negative", d);
-    out[d.substr(0, eq)] = v;
-  }
-  return out;
-}
 
 int run_optimize(const OptimizeArgs& a) {
   using clock = std::chrono::steady_clock;
@@ -139,13 +122,13 @@ int run_optimize(const OptimizeArgs& a) {
     std::cout << fmt::format("{} near misses (see --report)\n", result.near_misses.size());
   std::cout << fmt::format("wrote {}\n", a.out);
 
-  nlohmann::json report = {{"model", a.model},
-                           {"output", a.out},
-                           {"pipeline", passes},
-                           {"load_ms", load_ms},
-                           {"before", opt::to_json(before)},
-                           {"after", opt::to_json(after)},
-                           {"optimize", opt::to_json(result)}};
+  OptimizeReport report{.model = a.model,
+                        .output = a.out,
+                        .pipeline = passes,
+                        .load_ms = load_ms,
+                        .before = before,
+                        .after = after,
+                        .result = result};
   int status = 0;
   if (a.verify > 0 || a.bisect) {
     opt::VerifyOptions vopts;
@@ -157,7 +140,8 @@ int run_optimize(const OptimizeArgs& a) {
     auto optimized = Session::load(a.out);
     const opt::Reference ref = opt::make_reference(*original, vopts);
     const opt::VerifyReport vr = opt::check_against(*optimized, ref, vopts);
-    report["verify"] = opt::to_json(vr);
+    report.verify = OptimizeVerification{
+        .samples = vopts.samples, .rtol = a.rtol, .atol = a.atol, .report = vr};
     std::cout << fmt::format("verify ({} input sets, rtol {}, atol {}):\n", vopts.samples, a.rtol,
                              a.atol);
     for (const auto& o : vr.outputs)
@@ -167,7 +151,7 @@ int run_optimize(const OptimizeArgs& a) {
       status = 1;
       if (a.bisect) {
         const auto br = opt::bisect([&] { return load_checked(a.model); }, passes, opts, ref, vopts);
-        report["bisect"] = opt::to_json(br);
+        report.verify->bisect = br;
         if (br.first_bad)
           std::cout << fmt::format("bisect: rewrite {} of {} breaks the outputs: pass '{}': {} "
                                    "(removed: {})\n  {}\n",
@@ -179,7 +163,10 @@ int run_optimize(const OptimizeArgs& a) {
     }
   }
   if (!a.report.empty()) {
-    write_file_atomically(a.report, json_text(report, 2) + "\n");
+    // An .html name gets the page with charts; any other, the JSON record tools read.
+    write_file_atomically(a.report, is_html_path(a.report)
+                                        ? optimize_html(report)
+                                        : json_text(optimize_json(report), 2) + "\n");
     std::cout << fmt::format("report: {}\n", a.report);
   }
   return status;
@@ -194,7 +181,9 @@ Action add_optimize(CLI::App& app) {
   app.add_option("-O", a->level, "Optimization level 0-3 (default 2; 3 also raises the opset)")
       ->check(CLI::Range(0, 3));
   app.add_option("--passes", a->passes, "Comma-separated passes instead of a level");
-  app.add_option("--report", a->report, "Write the rewrite record (JSON) here");
+  app.add_option("--report", a->report,
+                 "Write the rewrite record here: an HTML page with charts when FILE ends in .html, "
+                 "else JSON");
   app.add_option("--verify", a->verify, "Run both models on N seeded random input sets");
   app.add_flag("--bisect", a->bisect, "When verification fails, find the rewrite that broke it");
   app.add_option("--dim", a->dims, "Value of a symbolic dim for --verify, name=value (default 1)");

@@ -11,12 +11,11 @@
 #include "profile/chrome_trace.h"
 #include "profile/profile_target.h"
 #include "profile/report.h"
-#include "runtime/random_inputs.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "tools/commands.h"
+#include "tools/input_options.h"
 #include "tools/json_text.h"
-#include "tools/test_data.h"
 
 namespace kiln::tools {
 
@@ -30,22 +29,6 @@ struct ProfileOptions {
   bool json = false, no_cache = false;
 };
 
-// "--dim batch=4" entries as a map.
-std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) {
-  std::map<std::string, int64_t> out;
-  for (const std::string& d : dims) {
-    const size_t eq = d.find('=');
-    int64_t v = -1;
-    try {
-      if (eq != std::string::npos && eq > 0) v = std::stoll(d.substr(eq + 1));
-    } catch (const std::exception&) {
-      v = -1;
-    }
-    KILN_CHECK(v >= 0, ErrorKind::kBadInput, "--dim '{}': expected NAME=VALUE, VALUE >= 0", d);
-    out[d.substr(0, eq)] = v;
-  }
-  return out;
-}
 
 int profile(const ProfileOptions& o) {
   const int threads = resolve_threads(o.threads);
@@ -58,15 +41,8 @@ int profile(const ProfileOptions& o) {
     };
   }
   auto target = load_target(o.model, o.engine, threads, optimize);
-  std::vector<RtValue> feeds;
-  if (!o.inputs.empty()) {
-    feeds = read_values(o.inputs, "input", target->inputs());
-  } else {
-    RandomInputOptions ri;
-    ri.seed = o.seed;
-    ri.dims = parse_dims(o.dims);
-    feeds = random_inputs(target->inputs(), ri);
-  }
+  const auto feeds =
+      input_feeds(o.inputs, target->inputs(), {.seed = o.seed, .dims = parse_dims(o.dims)});
   ProfileReport r;
   r.threads = threads;
   r.peak = machine_peak(threads, !o.no_cache);
