@@ -1,7 +1,9 @@
-// Linear layers absorb what follows them: Conv/ConvTranspose + BatchNormalization, Conv/Gemm +
-// per-channel Mul/Add, Pad into Conv, MatMul + Add -> Gemm, Transpose into Gemm.
+// Linear layers absorb what follows them: Conv/ConvTranspose + BatchNormalization, Conv/Gemm/MatMul
+// + per-channel Mul/Add, Pad into Conv, MatMul + Add -> Gemm, Transpose into Gemm.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <set>
 
 #include "opt/graph_edit.h"
 #include "opt/passes.h"
@@ -152,7 +154,7 @@ class FuseLinearAffine final : public GraphPass {
  public:
   std::string_view name() const override { return "fuse-linear-affine"; }
   std::string_view summary() const override {
-    return "folds per-channel Mul and Add by constants into the Conv or Gemm before them";
+    return "folds per-channel Mul and Add by constants into the Conv, Gemm or MatMul before them";
   }
 
  protected:
@@ -167,6 +169,8 @@ class FuseLinearAffine final : public GraphPass {
         if (!lin || lin->owner != &g || !lin->domain.empty()) continue;
         if (lin->op_type == "Conv" || lin->op_type == "ConvTranspose") {
           if (into_conv(g, *lin, *op, side, ctx)) break;
+        } else if (lin->op_type == "Gemm" || lin->op_type == "MatMul") {
+          if (into_gemm(g, *lin, *op, side, ctx)) break;
         }
       }
     }
@@ -191,14 +195,63 @@ class FuseLinearAffine final : public GraphPass {
                 {node_label(conv), label}, {node_label(conv)});
     return true;
   }
+
+  static bool into_gemm(Graph& g, Node& lin, Node& op, int side, PassContext& ctx);
 };
+
+// Gemm or MatMul with a constant 2-D B ([K, N]; [N, K] under Gemm's transB): a following Mul by a
+// per-column constant scales B's columns (and Gemm's C); an Add by one goes into Gemm's C
+// (C' = beta * C + t, beta 1). MatMul + Add is fuse-gemm's (2-D) or the engine's.
+bool FuseLinearAffine::into_gemm(Graph& g, Node& lin, Node& op, int side, PassContext& ctx) {
+  const bool gemm = lin.op_type == "Gemm", mul = op.op_type == "Mul";
+  const Tensor* b = constant_of(lin.has_input(1) ? lin.inputs[1] : nullptr, ctx.facts());
+  const auto& out = lin.outputs[0]->type.shape;
+  if ((!gemm && !mul) || !b || b->rank() != 2 || !is_float(b->dtype()) || !out || out->empty())
+    return false;
+  const bool trans_b = gemm && attr_int(lin, "transB", 0) != 0;
+  const int64_t n = trans_b ? b->dim(0) : b->dim(1), rank = static_cast<int64_t>(out->size());
+  auto c = per_channel(constant_of(op.inputs[1 - side], ctx.facts()), rank, rank - 1, n);
+  if (!c) return false;
+  std::vector<double> bias(n, 0.0);  // Gemm's beta * C, per column
+  if (gemm && lin.has_input(2)) {
+    auto cc = per_channel(constant_of(lin.inputs[2], ctx.facts()), 2, 1, n);
+    if (!cc) {
+      ctx.near_miss(op, op.op_type + " by a per-column constant after Gemm, but Gemm's C is not "
+                    "a per-column constant");
+      return false;
+    }
+    const double beta = attr_float(lin, "beta", 1.0f);
+    for (int64_t j = 0; j < n; ++j) bias[j] = beta * (*cc)[j];
+  }
+  if (!sole_reader(g, lin, ctx, op) || !ctx.allow()) return false;
+  if (mul) {
+    Tensor w = b->clone();
+    const int64_t cols = w.dim(1);
+    for (int64_t i = 0; i < w.numel(); ++i)
+      w.set_f64(i, w.get_f64(i) * (*c)[trans_b ? i / cols : i % cols]);
+    g.set_input(&lin, 1, add_initializer(g, lin.inputs[1]->name + "_scaled", std::move(w)));
+  }
+  if (gemm && (lin.has_input(2) || !mul)) {
+    Tensor t(b->dtype(), {n});
+    for (int64_t j = 0; j < n; ++j) t.set_f64(j, mul ? bias[j] * (*c)[j] : bias[j] + (*c)[j]);
+    const std::string name = lin.has_input(2) ? lin.inputs[2]->name : lin.inputs[1]->name + "_bias";
+    g.set_input(&lin, 2, add_initializer(g, name + "_fused", std::move(t)));
+    set_attr_float(lin, "beta", 1.0f);
+  }
+  const std::string label = node_label(op), what = op.op_type;
+  absorb(g, lin, op);  // deletes op
+  ctx.applied(what + " by a per-column constant folded into " + lin.op_type,
+              {node_label(lin), label}, {node_label(lin)});
+  return true;
+}
 
 // Pad (constant mode, zeros, spatial dims only) folded into the pads of the Conv it feeds.
 class FusePad final : public GraphPass {
  public:
   std::string_view name() const override { return "fuse-pad"; }
   std::string_view summary() const override {
-    return "folds a zero Pad of the spatial dims into the Conv or AveragePool after it";
+    return "folds a constant Pad of the spatial dims into the Conv, AveragePool or MaxPool after "
+           "it where exact";
   }
 
  protected:
@@ -208,9 +261,9 @@ class FusePad final : public GraphPass {
       if (pad->op_type != "Pad" || !pad->domain.empty()) continue;
       Node* user = single_consumer(g, pad->outputs[0]);
       if (!user || !user->domain.empty() || user->inputs[0] != pad->outputs[0]) continue;
-      const bool pool = user->op_type == "AveragePool";
+      const bool pool = user->op_type == "AveragePool" || user->op_type == "MaxPool";
       if (user->op_type != "Conv" && !pool) continue;
-      const std::string reason = why_not(*pad, *user, pool, ctx.facts());
+      const std::string reason = why_not(*pad, *user, ctx.facts());
       if (!reason.empty()) {
         ctx.near_miss(*pad, "Pad before " + user->op_type + ", but " + reason);
         continue;
@@ -232,14 +285,19 @@ class FusePad final : public GraphPass {
   }
 
  private:
-  static std::string why_not(const Node& pad, const Node& user, bool pool, const InferFacts& f) {
+  static std::string why_not(const Node& pad, const Node& user, const InferFacts& f) {
     const Attribute* mode = pad.attr("mode");
     if (mode && mode->s != "constant") return "its mode is " + mode->s;
     if (pad.has_input(3)) return "it names axes";
+    std::optional<double> value = 0.0;
     if (pad.has_input(2)) {
       auto v = constant_values(pad.inputs[2], f);
-      if (!v || std::any_of(v->begin(), v->end(), [](double x) { return x != 0; }))
-        return "its value is not a constant zero";
+      value = v && v->size() == 1 ? std::optional<double>(v->front()) : std::nullopt;
+    }
+    if (user.op_type == "MaxPool") {
+      if (std::string why = why_not_max_pool(pad, user, value, f); !why.empty()) return why;
+    } else if (value != 0.0) {
+      return "its value is not a constant zero";
     }
     const Tensor* p = constant_of(pad.has_input(1) ? pad.inputs[1] : nullptr, f);
     if (!p) return "its pads are not constant";
@@ -252,9 +310,46 @@ class FusePad final : public GraphPass {
     }
     const Attribute* ap = user.attr("auto_pad");
     if (ap && ap->s != "NOTSET") return user.op_type + " uses auto_pad " + ap->s;
-    if (pool && attr_int(user, "count_include_pad", 0) == 0)
+    if (user.op_type == "AveragePool" && attr_int(user, "count_include_pad", 0) == 0)
       return "AveragePool does not count pads (count_include_pad=0)";
     return {};
+  }
+
+  // MaxPool pads with -inf: the Pad must too, or pad with 0 what is never negative. Every window
+  // must keep a real element (pads under the kernel size, no dilation, no ceil mode), and the
+  // indices output would count the padded positions.
+  static std::string why_not_max_pool(const Node& pad, const Node& pool, std::optional<double> value,
+                                      const InferFacts& f) {
+    if (!value) return "its value is not a constant scalar";
+    if (*value == 0.0 && !never_negative(pad.inputs[0]))
+      return "it pads with 0 and its input may be negative (MaxPool pads with -inf)";
+    if (*value != 0.0 && *value != -std::numeric_limits<double>::infinity())
+      return fmt::format("it pads with {} (MaxPool pads with -inf)", *value);
+    if (pool.num_outputs() > 1 && pool.outputs[1] && !pool.outputs[1]->uses.empty())
+      return "MaxPool's indices are read";
+    if (attr_int(pool, "ceil_mode", 0) != 0) return "MaxPool uses ceil_mode";
+    for (int64_t d : attr_ints(pool, "dilations"))
+      if (d != 1) return "MaxPool is dilated";
+    const Tensor* p = constant_of(pad.has_input(1) ? pad.inputs[1] : nullptr, f);
+    const auto kernel = attr_ints(pool, "kernel_shape");
+    auto own = attr_ints(pool, "pads");
+    if (p) {
+      const auto pads = p->to_int64s();
+      const size_t rank = pads.size() / 2, spatial = kernel.size();
+      own.resize(2 * spatial, 0);
+      for (size_t i = 0; i < spatial && i + 2 < rank; ++i)
+        if (pads[i + 2] + own[i] >= kernel[i] || pads[rank + i + 2] + own[spatial + i] >= kernel[i])
+          return "the pads would reach the kernel size (a window of padding only)";
+    }
+    return {};
+  }
+
+  // Outputs of ops that are never negative (x >= 0 or NaN).
+  static bool never_negative(const Value* v) {
+    static const std::set<std::string, std::less<>> kNonNegative = {"Relu", "Sigmoid", "Softmax",
+                                                                    "Abs", "Exp", "Sqrt", "Softplus"};
+    const Node* p = v ? v->producer : nullptr;
+    return p && p->domain.empty() && kNonNegative.contains(p->op_type);
   }
 };
 

@@ -5,44 +5,12 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "opt/graph_edit.h"
+#include "opt/fusion.h"
 #include "opt/passes.h"
 
 namespace kiln::opt {
 
 namespace {
-
-// The node making v when it is ai.onnx `op` in graph g, read by nothing else than its one reader.
-Node* made_by(const Graph& g, const Value* v, std::string_view op) {
-  Node* p = v ? v->producer : nullptr;
-  return p && p->owner == &g && p->domain.empty() && p->op_type == op ? p : nullptr;
-}
-
-// The only reader of v when it is ai.onnx `op`.
-Node* read_by(const Graph& g, const Value* v, std::string_view op) {
-  Node* n = v ? single_consumer(g, v) : nullptr;
-  return n && n->domain.empty() && n->op_type == op ? n : nullptr;
-}
-
-// The single value of a constant (all elements equal), if it is one.
-std::optional<double> scalar(const Value* v, const InferFacts& f) {
-  auto vals = constant_values(v, f);
-  if (!vals || vals->empty()) return std::nullopt;
-  for (double x : *vals)
-    if (x != vals->front()) return std::nullopt;
-  return vals->front();
-}
-
-bool is_scalar(const Value* v, const InferFacts& f, double want) {
-  auto s = scalar(v, f);
-  return s && std::abs(*s - want) <= 1e-4 * std::max(1.0, std::abs(want));
-}
-
-// A matched subgraph: the nodes it replaces and the value it computes.
-struct Match {
-  std::vector<Node*> nodes;
-  Value* out = nullptr;
-};
 
 // v * x * 0.5 in any association, starting from v: Mul(Mul(v, x), 0.5), Mul(Mul(v, 0.5), x) or
 // Mul(v, Mul(x, 0.5)).
@@ -64,38 +32,6 @@ std::optional<Match> half_x_times(const Graph& g, Value* v, const Value* x, cons
     return Match{{h, m1}, m1->outputs[0]};
   return std::nullopt;
 }
-
-// The fused node replaces the match: it takes over the match's output (and its name when that is
-// a graph output); the matched nodes are removed.
-void replace_match(Graph& g, const Match& match, Node* fused) {
-  replace_value(g, match.out, fused->outputs[0], nullptr);
-  std::vector<Node*> nodes = match.nodes;
-  for (Node* n : nodes)
-    for (Value* v : n->outputs)
-      if (v && v->producer == n) v->producer = nullptr;
-  for (Node* n : nodes) g.remove_node(n);
-}
-
-std::vector<std::string> labels(const Match& m) {
-  std::vector<std::string> out;
-  for (const Node* n : m.nodes) out.push_back(node_label(*n));
-  return out;
-}
-
-// Base for the fusions: checks the opset, asks for the budget, builds and records.
-class FusionPass : public GraphPass {
- protected:
-  // True when the model's opset has the fused op; a near miss names the opset needed otherwise.
-  static bool opset_allows(const Model& m, const Node& anchor, PassContext& ctx, int needed,
-                           std::string_view op) {
-    const int have = model_opset(m);
-    if (have >= needed) return true;
-    ctx.near_miss(anchor, fmt::format("{} pattern found, but {} needs opset {} and the model has "
-                                      "{} (raise it with --opset {} or -O3)",
-                                      op, op, needed, have, needed));
-    return false;
-  }
-};
 
 class FuseGelu final : public FusionPass {
  public:

@@ -21,6 +21,7 @@ std::unique_ptr<Pass> make_fuse_gemm();          // pass_fuse_linear.cc: MatMul+
 std::unique_ptr<Pass> make_fuse_layernorm();     // pass_fuse_transformer.cc
 std::unique_ptr<Pass> make_fuse_gelu();          // pass_fuse_transformer.cc
 std::unique_ptr<Pass> make_fuse_rmsnorm();       // pass_fuse_transformer.cc
+std::unique_ptr<Pass> make_fuse_attention();     // pass_fuse_attention.cc
 std::unique_ptr<Pass> make_raise_opset();        // pass_opset.cc
 
 }  // namespace kiln::opt

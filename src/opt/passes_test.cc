@@ -2,81 +2,14 @@
 // the optimized model (saved and loaded again) computes what the original did.
 #include <gtest/gtest.h>
 
-#include <random>
-
-#include "onnx/export.h"
-#include "onnx/import.h"
-#include "onnx/text_format.h"
-#include "ops/check.h"
-#include "ops/infer.h"
 #include "opt/bisect.h"
-#include "opt/pipeline.h"
-#include "opt/record.h"
-#include "opt/verify.h"
+#include "opt/opt_test_util.h"
 #include "support/error.h"
 
 namespace kiln::opt {
 namespace {
 
-struct Optimized {
-  Model model;
-  OptimizeResult result;
-  std::map<std::string, int64_t> ops;
-};
-
-Model load_text(const std::string& text) {
-  Model m = parse_model_text(text);
-  check_model(m);
-  infer_shapes(m);
-  return m;
-}
-
-// Optimizes, checking the model after every pass, then proves the outputs unchanged.
-Optimized optimize_text(const std::string& text, const std::vector<std::string>& passes,
-                        PassOptions po = {}) {
-  Model m = load_text(text);
-  PipelineOptions opts;
-  opts.pass = po;
-  opts.check_each_pass = true;
-  OptimizeResult r = optimize(m, passes, opts);
-  Session original(load_text(text));
-  Session optimized(load_model_from_bytes(serialize_model(m), "."));
-  VerifyOptions v;
-  v.samples = 2;
-  v.inputs.default_dim = 3;
-  const Reference ref = make_reference(original, v);
-  const VerifyReport report = check_against(optimized, ref, v);
-  for (const auto& o : report.outputs) EXPECT_TRUE(o.ok) << o.name << ": " << o.reason;
-  auto ops = model_stats(m).ops;
-  ops.erase("Constant");  // data, not compute: the tests count the ops that do work
-  return {std::move(m), std::move(r), std::move(ops)};
-}
-
-// "float[2,3] {0.1, -0.4, ...}": a tensor literal of seeded values in [lo, hi).
-std::string literal(const std::vector<int64_t>& dims, uint32_t seed, double lo = -1, double hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  int64_t n = 1;
-  std::string s = "float[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    s += (i ? "," : "") + std::to_string(dims[i]);
-    n *= dims[i];
-  }
-  s += "] {";
-  for (int64_t i = 0; i < n; ++i) s += fmt::format("{}{:.4f}", i ? "," : "", u(rng));
-  return s + "}";
-}
-
-std::string model(int opset, const std::string& signature, const std::string& body) {
-  return fmt::format("<ir_version: 8, opset_import: [\"\" : {}]>\nagraph {} {{\n{}\n}}", opset,
-                     signature, body);
-}
-
-bool near_missed(const OptimizeResult& r, const std::string& pass, const std::string& text) {
-  for (const auto& n : r.near_misses)
-    if (n.pass == pass && n.reason.find(text) != std::string::npos) return true;
-  return false;
-}
+using namespace test_util;  // NOLINT: the shared test helpers
 
 TEST(OptFold, ShapeOfStaticTensorAndConstantArithmetic) {
   auto o = optimize_text(model(17, "(float[2,6] x) => (float[3,4] y)", R"(
@@ -170,6 +103,111 @@ TEST(OptChains, TransposesReshapesUnsqueezesConcats) {
   )"), {"merge-chains", "dce"});
   EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{
                        {"Transpose", 1}, {"Reshape", 1}, {"Unsqueeze", 1}, {"Concat", 1}}));
+}
+
+TEST(OptChains, SlicesOnDisjointAndSharedAxesMerge) {
+  auto o = optimize_text(model(17, "(float[6,8,5] x) => (float[2,2,5] y)", R"(
+      s1 = Constant <value = int64[2] {1, -7}> ()
+      e1 = Constant <value = int64[2] {5, 100}> ()
+      a1 = Constant <value = int64[2] {0, 1}> ()
+      m = Slice(x, s1, e1, a1)
+      s2 = Constant <value = int64[2] {-3, 2}> ()
+      e2 = Constant <value = int64[2] {-1, 4}> ()
+      a2 = Constant <value = int64[2] {0, -2}> ()
+      y = Slice(m, s2, e2, a2)
+  )"), {"merge-chains", "dce"});
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"Slice", 1}}));
+}
+
+TEST(OptChains, SlicesWithStepsOnOneAxisAreANearMiss) {
+  auto o = optimize_text(model(17, "(float[8] x) => (float[2] y)", R"(
+      s = Constant <value = int64[1] {0}> ()
+      e = Constant <value = int64[1] {8}> ()
+      a = Constant <value = int64[1] {0}> ()
+      t = Constant <value = int64[1] {2}> ()
+      m = Slice(x, s, e, a, t)
+      s2 = Constant <value = int64[1] {1}> ()
+      e2 = Constant <value = int64[1] {3}> ()
+      y = Slice(m, s2, e2, a)
+  )"), {"merge-chains", "dce"});
+  EXPECT_EQ(o.ops.at("Slice"), 2);
+  EXPECT_TRUE(near_missed(o.result, "merge-chains", "step"));
+}
+
+TEST(OptChains, CastThroughAWiderTypeMergesAndThroughANarrowerOneStays) {
+  auto o = optimize_text(model(17, "(float[4] x, int8[4] i) => (float[4] y, float[4] z, double[4] w)", R"(
+      e = Neg(x)
+      d = Cast <to = 11> (e)
+      y = Cast <to = 1> (d)
+      n = Cast <to = 6> (x)
+      z = Cast <to = 1> (n)
+      h = Cast <to = 10> (i)
+      w = Cast <to = 11> (h)
+  )"), {"merge-chains", "eliminate-noops", "dce"});
+  // float->double->float is the Neg itself, float->int32->float truncates and stays,
+  // int8->float16->double is int8->double.
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"Neg", 1}, {"Cast", 3}}));
+  EXPECT_TRUE(near_missed(o.result, "merge-chains", "int32 does not hold every float value"));
+}
+
+TEST(OptLinearAffine, PerColumnMulAndAddFoldIntoGemmAndMulIntoMatMul) {
+  auto o = optimize_text(
+      model(17, "(float[3,4] x, float[2,3,4] z) => (float[3,5] y, float[2,3,5] u)",
+            fmt::format(R"(
+      w = Constant <value = {}> ()
+      c = Constant <value = {}> ()
+      g = Gemm <transB = 1, beta = 0.5> (x, w, c)
+      k = Constant <value = {}> ()
+      gm = Mul(g, k)
+      t = Constant <value = {}> ()
+      y = Add(t, gm)
+      v = Constant <value = {}> ()
+      mm = MatMul(z, v)
+      u = Mul(mm, k)
+  )",
+                        literal({5, 4}, 15), literal({5}, 16), literal({1, 5}, 17),
+                        literal({5}, 18), literal({4, 5}, 19))),
+      {"fuse-linear-affine", "dce"});
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"Gemm", 1}, {"MatMul", 1}}));
+}
+
+TEST(OptLinearAffine, AddAfterGemmWithoutCBecomesC) {
+  auto o = optimize_text(
+      model(17, "(float[3,4] x) => (float[3,5] y)",
+            fmt::format(R"(
+      w = Constant <value = {}> ()
+      g = Gemm(x, w)
+      t = Constant <value = {}> ()
+      y = Add(g, t)
+  )",
+                        literal({4, 5}, 20), literal({5}, 21))),
+      {"fuse-linear-affine", "dce"});
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"Gemm", 1}}));
+  for (const auto& n : o.model.graph->nodes())
+    if (n->op_type == "Gemm") {
+      EXPECT_EQ(n->num_inputs(), 3);  // a C now
+    }
+}
+
+TEST(OptPad, MinusInfinityPadAndZeroPadOfReluFoldIntoMaxPool) {
+  const std::string body = R"(
+      p = Constant <value = int64[8] {0, 0, 1, 1, 0, 0, 1, 0}> ()
+      zero = Constant <value = float {0}> ()
+      minus = Constant <value = float {-1}> ()
+      ninf = Div(minus, zero)
+      xp = Pad(x, p, ninf)
+      a = MaxPool <kernel_shape = [3, 3]> (xp)
+      r = Relu(x)
+      rp = Pad(r, p, zero)
+      b = MaxPool <kernel_shape = [2, 2], strides = [2, 2]> (rp)
+      xz = Pad(x, p, zero)
+      c = MaxPool <kernel_shape = [2, 2]> (xz)
+  )";
+  auto o = optimize_text(
+      model(17, "(float[1,2,5,5] x) => (float[1,2,5,4] a, float[1,2,3,3] b, float[1,2,6,5] c)", body),
+      {"fuse-pad", "dce"});
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"MaxPool", 3}, {"Pad", 1}, {"Relu", 1}}));
+  EXPECT_TRUE(near_missed(o.result, "fuse-pad", "may be negative"));
 }
 
 TEST(OptConvBn, BatchNormFoldsIntoConvWithoutBias) {
@@ -382,8 +420,16 @@ class BreakThirdNeg final : public GraphPass {
   }
 };
 
+void register_wrong_pass() {
+  static const bool once = [] {
+    register_pass("test-break-third-neg", [] { return std::make_unique<BreakThirdNeg>(); });
+    return true;
+  }();
+  (void)once;
+}
+
 TEST(OptBisect, FindsTheInjectedWrongRewrite) {
-  register_pass("test-break-third-neg", [] { return std::make_unique<BreakThirdNeg>(); });
+  register_wrong_pass();
   const std::string text = model(17, "(float[4] x) => (float[4] y)", R"(
       i = Identity(x)
       a = Neg(i)
@@ -403,6 +449,46 @@ TEST(OptBisect, FindsTheInjectedWrongRewrite) {
   EXPECT_EQ(r.rewrite->what, "Neg replaced (wrongly)");
   EXPECT_EQ(*r.first_bad, 4);  // after the three Identity removals
   EXPECT_NE(r.failure.find("output 'y'"), std::string::npos);
+}
+
+// What `kiln optimize --verify 3 --bisect` does (optimize_command.cc), through the same library
+// calls: the wrong pass sits in the middle of -O2 among real rewrites that run for several rounds;
+// verification on 3 input sets fails and bisection names the wrong rewrite, not its neighbours.
+TEST(OptBisect, FindsTheWrongRewriteInsideTheO2PipelineAsTheCliDoes) {
+  register_wrong_pass();
+  const std::string text = model(17, "(float[2,4] x) => (float[2,4] y)", R"(
+      i = Identity(x)
+      a = Neg(i)
+      one = Constant <value = float {1}> ()
+      m = Mul(a, one)
+      b = Neg(m)
+      t1 = Transpose <perm = [1, 0]> (b)
+      t2 = Transpose <perm = [1, 0]> (t1)
+      c = Neg(t2)
+      r = Relu(c)
+      rr = Relu(r)
+      y = Neg(rr)
+  )");
+  std::vector<std::string> passes = level_pipeline(2);
+  passes.insert(passes.begin() + 4, "test-break-third-neg");
+  Model m = load_text(text);
+  PipelineOptions opts;
+  const OptimizeResult full = optimize(m, passes, opts);
+  VerifyOptions v;
+  v.samples = 3;
+  Session original(load_text(text));
+  Session optimized(load_model_from_bytes(serialize_model(m), "."));
+  const Reference ref = make_reference(original, v);
+  ASSERT_FALSE(check_against(optimized, ref, v).ok);
+  const BisectResult r = bisect([&] { return load_text(text); }, passes, opts, ref, v);
+  ASSERT_TRUE(r.first_bad.has_value());
+  EXPECT_EQ(r.total, static_cast<int64_t>(full.rewrites.size()));
+  EXPECT_EQ(r.rewrite->pass, "test-break-third-neg");
+  EXPECT_EQ(full.rewrites[*r.first_bad - 1].pass, "test-break-third-neg");
+  EXPECT_GT(r.total, *r.first_bad);  // real rewrites came after it too
+  // Without the wrong pass the same pipeline verifies.
+  auto good = optimize_text(text, level_pipeline(2));
+  EXPECT_EQ(good.ops, (std::map<std::string, int64_t>{{"Neg", 4}, {"Relu", 1}}));
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ const std::pair<std::string_view, PassFactory> kPasses[] = {
     {"fuse-layernorm", make_fuse_layernorm},
     {"fuse-gelu", make_fuse_gelu},
     {"fuse-rmsnorm", make_fuse_rmsnorm},
+    {"fuse-attention", make_fuse_attention},
     {"dce", make_dce},
 };
 
@@ -76,7 +77,8 @@ std::vector<std::string> level_pipeline(int level) {
   std::vector<std::string> out = {"fold-constants", "simplify-shapes", "eliminate-noops",
                                   "merge-chains", "cse", "dedupe-initializers", "fuse-pad",
                                   "fuse-conv-bn", "fuse-linear-affine", "fuse-gemm",
-                                  "fuse-layernorm", "fuse-gelu", "fuse-rmsnorm", "dce"};
+                                  "fuse-layernorm", "fuse-gelu", "fuse-rmsnorm", "fuse-attention",
+                                  "dce"};
   if (level == 3) out.insert(out.begin(), "raise-opset");
   return out;
 }
