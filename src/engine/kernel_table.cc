@@ -39,6 +39,7 @@ const KernelTable& KernelTable::global() {
     register_layout_kernels(t);
     register_onednn_kernels(t);
     register_native_kernels(t);
+    register_context_kernels(t);
     return t;
   }();
   return table;

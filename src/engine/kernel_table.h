@@ -57,5 +57,6 @@ class KernelTable {
 void register_onednn_kernels(KernelTable& t);
 void register_native_kernels(KernelTable& t);
 void register_layout_kernels(KernelTable& t);
+void register_context_kernels(KernelTable& t);
 
 }  // namespace kiln::engine

@@ -1,5 +1,6 @@
 #include "engine/reference_step.h"
 
+#include "engine/context_kernels.h"
 #include "engine/lowering.h"
 #include "ops/op.h"
 #include "runtime/interpreter.h"
@@ -21,11 +22,11 @@ class FrameRunner : public SubgraphRunner {
   const Frame* frame_;
 };
 
-class ReferenceStep : public Step {
+class KernelContextStep : public Step {
  public:
-  ReferenceStep(const Node& n, const OpSchema& schema) : schema_(schema) {
+  KernelContextStep(const Node& n, const KernelFn& fn, std::string_view name) : fn_(fn) {
     node = &n;
-    kernel = "reference";
+    kernel = name;
   }
 
   void run(RunState& st) override {
@@ -35,13 +36,14 @@ class ReferenceStep : public Step {
     outs_.clear();
     if (!has_subgraphs_) {
       KernelContext ctx(*node, ptrs_, outs_, nullptr);
-      schema_.kernel(ctx);
+      fn_(ctx);
     } else {
       Frame frame(nullptr, st.observer);
+      frame.set_overrides(&context_kernel_overrides());
       for (const auto& [v, s] : outer_) frame.bind(v, st.slots[s]);
       FrameRunner runner(&frame);
       KernelContext ctx(*node, ptrs_, outs_, &runner);
-      schema_.kernel(ctx);
+      fn_(ctx);
     }
     for (size_t k = 0; k < out_index_.size(); ++k) {
       const int i = out_index_[k];
@@ -56,7 +58,7 @@ class ReferenceStep : public Step {
   bool has_subgraphs_ = false;
 
  private:
-  const OpSchema& schema_;
+  const KernelFn& fn_;
   std::vector<const RtValue*> ptrs_;
   std::vector<RtValue> outs_;
 };
@@ -69,7 +71,14 @@ bool build_reference(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
   KILN_CHECK(schema && schema->kernel, ErrorKind::kUnsupported, "{}no kernel for this op", n.where());
-  auto step = std::make_unique<ReferenceStep>(n, *schema);
+  add_kernel_context_step(g, lw, schema->kernel, "reference");
+  return true;
+}
+
+void add_kernel_context_step(Group& g, Lowering& lw, const KernelFn& kernel,
+                             std::string_view name) {
+  const Node& n = *g.anchor;
+  auto step = std::make_unique<KernelContextStep>(n, kernel, name);
   for (const Value* v : n.inputs) step->inputs.push_back(v ? lw.plain(v) : -1);
   for (const auto& a : n.attrs) step->has_subgraphs_ |= a.g || !a.graphs.empty();
   // A subgraph may read any main-graph value the node reads, its own inputs included.
@@ -85,7 +94,6 @@ bool build_reference(Group& g, Lowering& lw) {
     step->out_index_.push_back(i);
   }
   lw.add(std::move(step));
-  return true;
 }
 
 }  // namespace kiln::engine

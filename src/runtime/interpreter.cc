@@ -105,15 +105,18 @@ std::vector<RtValue> run_graph(const Graph& g, const std::vector<RtValue>& input
     KernelContext ctx(n, in_ptrs, outs, &runner);
     RunObserver* obs = frame.observer();
     const int64_t start = obs ? steady_now_ns() : 0;
+    KernelOverrides::Choice chosen{&schema->kernel, "reference"};
+    if (const KernelOverrides* o = frame.overrides())
+      if (const auto c = o->find(n); c.kernel) chosen = c;
     try {
-      schema->kernel(ctx);
+      (*chosen.kernel)(ctx);
     } catch (const Error& e) {
       const std::string msg = e.what();
       if (msg.find(n.where()) != std::string::npos) throw;
       throw Error(e.kind(), n.where() + msg);
     }
     if (obs)
-      obs->on_node({.node = &n, .kernel = "reference", .depth = frame.depth(), .inputs = in_ptrs,
+      obs->on_node({.node = &n, .kernel = chosen.name, .depth = frame.depth(), .inputs = in_ptrs,
                     .outputs = outs, .start_ns = start, .end_ns = steady_now_ns()});
     for (int k = 0; k < n.num_outputs(); ++k) {
       const Value* out = n.outputs[k];

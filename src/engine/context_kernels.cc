@@ -1,0 +1,156 @@
+#include "engine/context_kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+
+#include "engine/cpu/nms.h"
+#include "engine/cpu/resize.h"
+#include "engine/reference_step.h"
+#include "ops/attrs.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+namespace {
+
+const KernelFn& reference_kernel(const Node& n) {
+  const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
+  KILN_CHECK(schema && schema->kernel, ErrorKind::kUnsupported, "{}no kernel for this op", n.where());
+  return schema->kernel;
+}
+
+// Float boxes and scores of the shapes ONNX asks for; anything else goes to the reference kernel.
+void run_nms(KernelContext& ctx) {
+  const Tensor& boxes = ctx.input(0);
+  const Tensor& scores = ctx.input(1);
+  if (boxes.dtype() != DataType::kFloat || scores.dtype() != DataType::kFloat ||
+      boxes.rank() != 3 || boxes.dim(2) != 4 || scores.rank() != 3 ||
+      scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1))
+    return reference_kernel(ctx.node())(ctx);
+  cpu::NmsOptions o;
+  if (ctx.has_input(2) && ctx.input(2).numel() > 0)
+    o.max_output_boxes_per_class = std::max<int64_t>(0, ctx.input(2).get_i64(0));
+  if (ctx.has_input(3) && ctx.input(3).numel() > 0) o.iou_threshold = ctx.input(3).get_f64(0);
+  if (ctx.has_input(4) && ctx.input(4).numel() > 0) o.score_threshold = ctx.input(4).get_f64(0);
+  o.center_point_box = attr_int(ctx.node(), "center_point_box", 0) != 0;
+  const std::vector<int64_t> selected =
+      cpu::non_max_suppression(boxes.data<float>(), scores.data<float>(), boxes.dim(0),
+                               scores.dim(1), boxes.dim(1), o);
+  Tensor t(DataType::kInt64, {static_cast<int64_t>(selected.size() / 3), 3});
+  std::copy(selected.begin(), selected.end(), t.data<int64_t>());
+  ctx.set_output(0, std::move(t));
+}
+
+// The options of a Resize that resize_2d runs: float data of rank >= 2 with only its last two
+// axes resized, nearest or linear, any coordinate mode but tf_crop_and_resize, no antialias and
+// the default axes and aspect policy; the output dims through out_dims. nullopt: the reference's.
+std::optional<cpu::ResizeOptions> fast_resize(const KernelContext& ctx,
+                                              std::vector<int64_t>& out_dims) {
+  const Node& n = ctx.node();
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  if (x.dtype() != DataType::kFloat || rank < 2 || x.numel() == 0) return std::nullopt;
+  if (attr_int(n, "antialias", 0) != 0 || attr_int(n, "exclude_outside", 0) != 0 ||
+      attr_ints_opt(n, "axes") ||
+      attr_string(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
+    return std::nullopt;
+  const bool legacy = ctx.opset() < 11;
+  const auto mode = cpu::parse_resize_mode(attr_string(n, "mode", "nearest"));
+  const auto coord = cpu::parse_resize_coord(
+      attr_string(n, "coordinate_transformation_mode", legacy ? "asymmetric" : "half_pixel"));
+  const auto nearest =
+      cpu::parse_nearest_round(attr_string(n, "nearest_mode", legacy ? "simple" : "round_prefer_floor"));
+  if (!mode || !coord || !nearest) return std::nullopt;
+  const bool has_scales = ctx.has_input(2) && ctx.input(2).numel() > 0;
+  const bool has_sizes = ctx.has_input(3) && ctx.input(3).numel() > 0;
+  if (has_scales == has_sizes) return std::nullopt;
+  std::vector<double> scale(rank, 1.0);
+  out_dims = x.dims();
+  if (has_scales) {
+    const Tensor& t = ctx.input(2);
+    if (t.dtype() != DataType::kFloat || t.numel() != rank) return std::nullopt;
+    for (int a = 0; a < rank; ++a) {
+      scale[a] = t.get_f64(a);
+      const double o = std::floor(scale[a] * static_cast<double>(x.dim(a)));
+      if (!(scale[a] > 0) || !(o >= 1 && o < 1e12)) return std::nullopt;
+      out_dims[a] = static_cast<int64_t>(o);
+    }
+  } else {
+    const Tensor& t = ctx.input(3);
+    if (t.dtype() != DataType::kInt64 || t.numel() != rank) return std::nullopt;
+    for (int a = 0; a < rank; ++a) {
+      out_dims[a] = t.get_i64(a);
+      if (out_dims[a] <= 0) return std::nullopt;
+      scale[a] = static_cast<double>(out_dims[a]) / static_cast<double>(x.dim(a));
+    }
+  }
+  for (int a = 0; a < rank - 2; ++a)
+    if (scale[a] != 1.0 || out_dims[a] != x.dim(a)) return std::nullopt;
+  return cpu::ResizeOptions{.mode = *mode, .coord = *coord, .nearest = *nearest,
+                            .scale_h = scale[rank - 2], .scale_w = scale[rank - 1]};
+}
+
+void run_resize(KernelContext& ctx) {
+  std::vector<int64_t> out_dims;
+  const auto o = fast_resize(ctx, out_dims);
+  if (!o) return reference_kernel(ctx.node())(ctx);
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  Tensor y(DataType::kFloat, out_dims);
+  cpu::resize_2d(x.data<float>(), x.numel() / (x.dim(rank - 2) * x.dim(rank - 1)), x.dim(rank - 2),
+                 x.dim(rank - 1), y.data<float>(), out_dims[rank - 2], out_dims[rank - 1], *o);
+  ctx.set_output(0, std::move(y));
+}
+
+struct ContextKernel {
+  std::string_view op;    // of the ai.onnx domain
+  std::string_view name;  // the kernel's name in plans and profiles
+  KernelFn fn;
+};
+
+const std::array<ContextKernel, 2>& context_kernels() {
+  static const std::array<ContextKernel, 2> kernels{{
+      {"NonMaxSuppression", "cpu.nms", run_nms},
+      {"Resize", "cpu.resize", run_resize},
+  }};
+  return kernels;
+}
+
+const ContextKernel* find_kernel(const Node& n) {
+  if (!n.domain.empty()) return nullptr;
+  for (const ContextKernel& k : context_kernels())
+    if (n.op_type == k.op) return &k;
+  return nullptr;
+}
+
+class ContextOverrides : public KernelOverrides {
+ public:
+  Choice find(const Node& n) const override {
+    const ContextKernel* k = find_kernel(n);
+    return k ? Choice{&k->fn, k->name} : Choice{};
+  }
+};
+
+bool build_context_kernel(Group& g, Lowering& lw) {
+  const ContextKernel* k = find_kernel(*g.anchor);
+  if (!k) return false;
+  add_kernel_context_step(g, lw, k->fn, k->name);
+  return true;
+}
+
+}  // namespace
+
+const KernelOverrides& context_kernel_overrides() {
+  static const ContextOverrides overrides;
+  return overrides;
+}
+
+void register_context_kernels(KernelTable& t) {
+  for (const ContextKernel& k : context_kernels())
+    t.add("", k.op, DataType::kUndefined,
+          {.name = k.name, .match = match_reference, .build = build_context_kernel});
+}
+
+}  // namespace kiln::engine
