@@ -5,66 +5,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "profile/chart_scale.h"
-#include "profile/svg.h"
+#include "profile/chart_parts.h"
 
 namespace kiln {
 
+using namespace chart_parts;
+
 namespace {
 
-constexpr double kTitleHeight = 34;
-constexpr double kAxisHeight = 46;  // tick labels and the axis title under a plot
-constexpr double kCharWidth = 6.8;  // of 12px text, roughly
-constexpr const char* kGrid = "#e4e4e4";
-constexpr const char* kAxis = "#666";
-
-double text_width(std::string_view s, double size = 12) {
-  return static_cast<double>(s.size()) * kCharWidth * size / 12;
-}
-
-std::string shorten(const std::string& s, size_t max_chars) {
-  if (s.size() <= max_chars) return s;
-  return s.substr(0, max_chars - 1) + "\u2026";
-}
-
 std::string value_label(double v) { return tick_label(v); }
-
-void draw_title(Svg& svg, const std::string& title) {
-  svg.text(12, 22, title, {.size = 15, .bold = true, .fill = "#222"});
-}
-
-// Legend rows laid out across `width` from (x, y); returns the height they take.
-double layout_legend(const Legend& legend, double x, double width, Svg* svg, double y) {
-  if (legend.empty()) return 0;
-  double cx = x, cy = y;
-  constexpr double kRow = 18;
-  for (const auto& [label, color] : legend) {
-    const double w = 16 + text_width(label) + 14;
-    if (cx + w > x + width && cx > x) {
-      cx = x;
-      cy += kRow;
-    }
-    if (svg) {
-      svg->rect(cx, cy, 11, 11, color);
-      svg->text(cx + 15, cy + 10, label, {.size = 12});
-    }
-    cx += w;
-  }
-  return cy - y + kRow + 4;
-}
-
-// Gridlines and labels of a horizontal value axis under a plot spanning [top, bottom].
-void draw_x_axis(Svg& svg, const std::vector<double>& ticks, const auto& scale, double top,
-                 double bottom, double left, double right, const std::string& title) {
-  for (double t : ticks) {
-    const double x = scale(t);
-    svg.line(x, top, x, bottom, kGrid);
-    svg.text(x, bottom + 16, tick_label(t), {.anchor = TextStyle::Anchor::kMiddle, .size = 11});
-  }
-  svg.line(left, bottom, right, bottom, kAxis);
-  svg.text((left + right) / 2, bottom + 36, title,
-           {.anchor = TextStyle::Anchor::kMiddle, .size = 12, .fill = "#444"});
-}
 
 }  // namespace
 
@@ -183,13 +132,7 @@ std::string roofline_svg(const RooflineChart& c) {
   const LogScale y(g_lo, g_hi, bottom, top);
 
   draw_x_axis(svg, x.ticks(), x, top, bottom, left, right, "arithmetic intensity (FLOP/byte)");
-  for (double t : y.ticks()) {
-    svg.line(left, y(t), right, y(t), kGrid);
-    svg.text(left - 6, y(t) + 4, tick_label(t), {.anchor = TextStyle::Anchor::kEnd, .size = 11});
-  }
-  svg.line(left, top, left, bottom, kAxis);
-  svg.text(18, (top + bottom) / 2, "achieved GFLOP/s",
-           {.anchor = TextStyle::Anchor::kMiddle, .size = 12, .fill = "#444", .rotate = -90});
+  draw_y_axis(svg, y.ticks(), y, top, bottom, left, right, "achieved GFLOP/s");
 
   // The roofs: bandwidth-bound slope up to the ridge, then flat at the compute peak.
   const double i_start = std::max(i_lo, g_lo / bw);

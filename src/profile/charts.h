@@ -1,6 +1,7 @@
 // The charts of kiln's HTML reports, as inline SVG: horizontal bars (grouped when there are several
 // series), a timeline of bars in lanes, a log-log roofline with dots, and sample distributions
-// (box and dots). Profile, bench and optimize reports all draw with these.
+// (box and dots, histogram, the samples in order). Profile, bench and optimize reports all draw
+// with these (latency_charts.cc draws the histogram and the series).
 #pragma once
 
 #include <string>
@@ -81,5 +82,27 @@ struct DistributionChart {
 // Per series: every sample as a dot, a box from the 25th to the 75th percentile, a bar at the
 // median and whiskers to the extremes, on one value axis from 0.
 std::string distribution_svg(const DistributionChart& c);
+
+// Samples counted into equal bins over the range of all series together; several series share the
+// bins, side by side within each. `bins` 0: about the square root of the largest series' size.
+struct HistogramChart {
+  std::string title;
+  std::string value_axis;  // "latency (ms)"
+  std::vector<DistributionSeries> series;
+  int bins = 0;
+  double width = 940, height = 260;
+};
+std::string histogram_svg(const HistogramChart& c);
+
+// Each series' samples in the order taken (x: the sample's index from 1), as a line with dots:
+// drift, warm-up and interference show as trends and spikes.
+struct SeriesChart {
+  std::string title;
+  std::string index_axis;  // "iteration"
+  std::string value_axis;  // "latency (ms)"
+  std::vector<DistributionSeries> series;
+  double width = 940, height = 260;
+};
+std::string series_svg(const SeriesChart& c);
 
 }  // namespace kiln

@@ -119,6 +119,50 @@ TEST(Charts, DistributionBoxPerSeriesAndADotPerSample) {
   EXPECT_NE(s.find(">none<"), std::string::npos);
 }
 
+TEST(Charts, HistogramCountsEverySampleInSharedBins) {
+  HistogramChart c;
+  c.title = "Latency histogram";
+  c.value_axis = "ms";
+  c.bins = 4;
+  c.series = {{"before", "#aa0000", {1, 1.1, 1.2, 3.9, 4}}, {"after", "#00aa00", {2, 2}}};
+  const std::string s = histogram_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  // Bins of width 0.75 from 1 to 4: before has 3 in the first and 2 in the last, after 2 in the
+  // second; empty bins draw nothing.
+  EXPECT_EQ(count(s, "<title>before: "), 2u);
+  EXPECT_NE(s.find("before: 3 of 5 samples in [1, 1.75)"), std::string::npos);
+  EXPECT_NE(s.find("before: 2 of 5 samples in [3.25, 4)"), std::string::npos);
+  EXPECT_NE(s.find("after: 2 of 2 samples in [1.75, 2.5)"), std::string::npos);
+  EXPECT_NE(s.find(">samples<"), std::string::npos);
+  EXPECT_EQ(count(s, R"(fill="#aa0000")"), 2u + 1);  // bars and the legend swatch
+}
+
+TEST(Charts, HistogramOfOneValueOrNoneStaysValid) {
+  HistogramChart c;
+  c.series = {{"flat", "#aa0000", {5, 5, 5}}};
+  std::string s = histogram_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_NE(s.find("flat: 3 of 3 samples"), std::string::npos);
+  c.series = {{"empty", "#aa0000", {}}};
+  s = histogram_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_EQ(s.find("nan"), std::string::npos);
+}
+
+TEST(Charts, SeriesDrawsALineAndADotPerSample) {
+  SeriesChart c;
+  c.title = "Runs in order";
+  c.index_axis = "run";
+  c.value_axis = "ms";
+  c.series = {{"a", "#aa0000", {3, 2, 2.5}}, {"b", "#00aa00", {1, 1}}};
+  const std::string s = series_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  EXPECT_EQ(count(s, "<polyline"), 2u);
+  EXPECT_EQ(count(s, "<circle"), 5u);
+  EXPECT_NE(s.find("a: sample 3: 2.5"), std::string::npos);
+  EXPECT_NE(s.find(">run<"), std::string::npos);
+}
+
 TEST(Charts, CategoryColorsThenGrey) {
   EXPECT_NE(category_color(0), category_color(1));
   EXPECT_EQ(category_color(100), kOtherColor);

@@ -67,6 +67,7 @@ ordered_json node_args(const ProfiledNode& n, int node_index, int run) {
   a["flops"] = n.cost.flops;
   a["bytes"] = n.cost.bytes;
   a["depth"] = n.depth;
+  if (!n.subgraph.empty()) a["subgraph"] = n.subgraph;
   a["run"] = run;
   return a;
 }

@@ -201,7 +201,11 @@ std::string profile_html(const ProfileReport& r) {
                           r.peak.threads, unplaced));
 
   page.heading("Op types");
-  page.table(html_table(op_rows(s, 0), "All op types of the main graph, most time first"));
+  page.table(html_table(op_rows(s.ops, 0), "All op types of the main graph, most time first"));
+  if (!s.subgraph_ops.empty())
+    page.table(html_table(op_rows(s.subgraph_ops, 0),
+                          "Op types inside subgraphs (If, Loop and Scan bodies), most time first; "
+                          "their time is also inside the node that holds the subgraph"));
   page.heading("Nodes");
   page.table(html_table(node_rows(r, 40), fmt::format("The {} nodes that took the most time",
                                                       std::min<size_t>(40, s.nodes.size()))));

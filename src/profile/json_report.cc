@@ -63,15 +63,20 @@ ordered_json profile_json(const ProfileReport& r) {
   j["node_sum_ms"] = s.node_ms;
   j["coverage"] = s.coverage;
   j["total"] = work_json(s.total);
-  j["ops"] = ordered_json::array();
-  for (const WorkStats& w : s.ops) {
-    ordered_json o;
-    o["op"] = w.label;
-    o["nodes"] = w.nodes;
-    o["kernels"] = w.kernels;
-    o.update(work_json(w));
-    j["ops"].push_back(o);
-  }
+  auto ops_json = [](const std::vector<WorkStats>& ops) {
+    ordered_json list = ordered_json::array();
+    for (const WorkStats& w : ops) {
+      ordered_json o;
+      o["op"] = w.label;
+      o["nodes"] = w.nodes;
+      o["kernels"] = w.kernels;
+      o.update(work_json(w));
+      list.push_back(o);
+    }
+    return list;
+  };
+  j["ops"] = ops_json(s.ops);
+  if (!s.subgraph_ops.empty()) j["subgraph_ops"] = ops_json(s.subgraph_ops);
   j["nodes"] = ordered_json::array();
   for (const WorkStats& w : s.nodes) {
     const ProfiledNode& n = r.data.nodes.at(w.entry);
@@ -80,6 +85,7 @@ ordered_json profile_json(const ProfileReport& r) {
     o["op"] = n.op_type;
     o["kernel"] = n.kernel;
     o["depth"] = n.depth;
+    if (!n.subgraph.empty()) o["subgraph"] = n.subgraph;
     o["input_type_shape"] = type_shape_list(n.inputs);
     o["output_type_shape"] = type_shape_list(n.outputs);
     o.update(work_json(w));

@@ -31,6 +31,9 @@ struct ProfiledNode {
   std::string op_type;  // "Conv", or "domain.Op" outside ai.onnx; "Reorder" for a layout change
   std::string kernel;   // the implementation that ran
   int depth = 0;        // 0: main graph; n: inside n levels of subgraphs
+  // Where a subgraph node is: the nodes and attributes holding its graph, outermost first
+  // ("/If > else_branch", "/Loop > body > /If > then_branch"); empty in the main graph.
+  std::string subgraph;
   std::vector<OperandShape> inputs, outputs;
   NodeCost cost;        // of one execution, from the shapes it ran with
 };
@@ -57,5 +60,7 @@ struct ProfileData {
 std::string node_display_name(const Node& n);
 // "Conv", or "domain.Op" outside ai.onnx.
 std::string node_op_name(const Node& n);
+// The subgraph path of a node (ProfiledNode::subgraph): empty in the main graph.
+std::string subgraph_path(const Node& n);
 
 }  // namespace kiln

@@ -1,5 +1,7 @@
 #include "profile/recorder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "support/error.h"
@@ -61,6 +63,7 @@ void describe(ProfiledNode& p, std::vector<OperandShape> reported) {
   } else {
     p.name = node_display_name(*p.node) + (layout ? " (reorder)" : "");
     p.op_type = layout ? "Reorder" : node_op_name(*p.node);
+    p.subgraph = subgraph_path(*p.node);
   }
   if (p.node && !layout) {
     p.inputs = node_inputs(*p.node, std::move(reported));
@@ -84,6 +87,22 @@ std::string node_display_name(const Node& n) {
 
 std::string node_op_name(const Node& n) {
   return n.domain.empty() ? n.op_type : n.domain + "." + n.op_type;
+}
+
+std::string subgraph_path(const Node& n) {
+  std::string path;
+  for (const Graph* g = n.owner; g && g->parent(); g = g->parent()) {
+    std::string step = g->name.empty() ? "subgraph" : g->name;  // no holder found: the graph's name
+    for (const auto& holder : g->parent()->nodes())
+      for (const Attribute& a : holder->attrs) {
+        if (a.g.get() == g) step = node_display_name(*holder) + " > " + a.name;
+        for (size_t k = 0; k < a.graphs.size(); ++k)
+          if (a.graphs[k].get() == g)
+            step = fmt::format("{} > {}[{}]", node_display_name(*holder), a.name, k);
+      }
+    path = path.empty() ? step : step + " > " + path;
+  }
+  return path;
 }
 
 void ProfileRecorder::begin_run() {

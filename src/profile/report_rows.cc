@@ -40,10 +40,10 @@ size_t limit(const std::vector<T>& v, int top) {
 
 }  // namespace
 
-ReportRows op_rows(const ProfileSummary& s, int top) {
+ReportRows op_rows(const std::vector<WorkStats>& ops, int top) {
   ReportRows r = with_work_columns({"op", "nodes", "calls/run"}, 1);
-  for (size_t i = 0; i < limit(s.ops, top); ++i) {
-    const WorkStats& w = s.ops[i];
+  for (size_t i = 0; i < limit(ops, top); ++i) {
+    const WorkStats& w = ops[i];
     std::vector<std::string> row = {w.label, std::to_string(w.nodes), fmt::format("{:g}", w.calls)};
     for (std::string& c : work_cells(w)) row.push_back(std::move(c));
     r.rows.push_back(std::move(row));
@@ -57,7 +57,7 @@ ReportRows node_rows(const ProfileReport& rep, int top) {
   for (size_t i = 0; i < limit(nodes, top); ++i) {
     const WorkStats& w = nodes[i];
     const ProfiledNode& n = rep.data.nodes.at(w.entry);
-    std::string name = w.depth > 0 ? fmt::format("{} (depth {})", w.label, w.depth) : w.label;
+    std::string name = n.subgraph.empty() ? w.label : fmt::format("{} (in {})", w.label, n.subgraph);
     std::vector<std::string> row = {std::move(name), w.op_type, w.kernels,
                                     format_operands(n.outputs)};
     for (std::string& c : work_cells(w)) row.push_back(std::move(c));

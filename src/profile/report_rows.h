@@ -15,8 +15,8 @@ struct ReportRows {
   std::vector<std::vector<std::string>> rows;
 };
 
-// The top `top` op types by time (all of them when top <= 0).
-ReportRows op_rows(const ProfileSummary& s, int top);
+// The first `top` op types of `ops` (ProfileSummary::ops or subgraph_ops; all when top <= 0).
+ReportRows op_rows(const std::vector<WorkStats>& ops, int top);
 // The top `top` nodes by time, with their kernel and output shapes.
 ReportRows node_rows(const ProfileReport& r, int top);
 // One-line facts about the run: latency, node coverage, work, peak.

@@ -81,13 +81,16 @@ ProfileSummary summarize(const ProfileData& data, const Roofline& roof) {
   sum.node_ms.assign(data.runs.size(), 0);
 
   Group total;
-  std::map<std::string, Group> ops;
+  std::map<std::string, Group> ops, subgraph_ops;
   std::vector<Group> nodes(data.nodes.size());
   for (const NodeExecution& e : data.executions) {
     const ProfiledNode& n = data.nodes.at(e.node);
     const int64_t ns = e.span.duration_ns();
     nodes[e.node].add(n, ns);
-    if (n.depth != 0) continue;
+    if (n.depth != 0) {
+      subgraph_ops[n.op_type].add(n, ns);
+      continue;
+    }
     sum.node_ms.at(e.run) += static_cast<double>(ns) / 1e6;
     total.add(n, ns);
     ops[n.op_type].add(n, ns);
@@ -102,14 +105,21 @@ ProfileSummary summarize(const ProfileData& data, const Roofline& roof) {
     g.stats.label = g.stats.op_type = op;
     sum.ops.push_back(g.finish(sum.runs, run_ms, roof));
   }
-  // An op's node count: distinct graph nodes among its depth-0 entries.
-  std::map<std::string, std::set<const void*>> op_nodes;
+  for (auto& [op, g] : subgraph_ops) {
+    g.stats.label = g.stats.op_type = op;
+    sum.subgraph_ops.push_back(g.finish(sum.runs, run_ms, roof));
+  }
+  // An op's node count: distinct graph nodes among its entries (main graph or subgraphs).
+  std::map<std::string, std::set<const void*>> op_nodes, subgraph_op_nodes;
   for (size_t i = 0; i < data.nodes.size(); ++i) {
     const ProfiledNode& n = data.nodes[i];
     // Executor steps without a node count one each.
-    if (n.depth == 0) op_nodes[n.op_type].insert(n.node ? static_cast<const void*>(n.node) : &n);
+    (n.depth == 0 ? op_nodes : subgraph_op_nodes)[n.op_type].insert(
+        n.node ? static_cast<const void*>(n.node) : &n);
   }
   for (WorkStats& s : sum.ops) s.nodes = static_cast<int>(op_nodes[s.op_type].size());
+  for (WorkStats& s : sum.subgraph_ops)
+    s.nodes = static_cast<int>(subgraph_op_nodes[s.op_type].size());
   sum.total.nodes = 0;
   for (const auto& [op, set] : op_nodes) sum.total.nodes += static_cast<int>(set.size());
 
@@ -123,6 +133,7 @@ ProfileSummary summarize(const ProfileData& data, const Roofline& roof) {
     sum.nodes.push_back(nodes[i].finish(sum.runs, run_ms, roof));
   }
   sum.ops = by_time(std::move(sum.ops));
+  sum.subgraph_ops = by_time(std::move(sum.subgraph_ops));
   sum.nodes = by_time(std::move(sum.nodes));
   return sum;
 }

@@ -45,6 +45,9 @@ struct ProfileSummary {
   double coverage = 0;            // nodes_ms / latency.mean_ms
   WorkStats total;                // all depth-0 nodes together
   std::vector<WorkStats> ops;     // by op type, most time first
+  // By op type, the nodes inside subgraphs (If/Loop/Scan bodies), most time first. Their time is
+  // also inside the node holding the subgraph (an If's), so these are not in `ops` or `total`.
+  std::vector<WorkStats> subgraph_ops;
   std::vector<WorkStats> nodes;   // by node, every depth, most time first
 };
 

@@ -25,7 +25,14 @@ std::string profile_table(const ProfileReport& r, int top) {
   for (const auto& [k, v] : facts) out += fmt::format("  {:<{}}  {}\n", k, key_width, v);
   out += fmt::format("\nop types by time ({} of {})\n", std::min<size_t>(top, r.summary.ops.size()),
                      r.summary.ops.size());
-  out += table_of(op_rows(r.summary, top));
+  out += table_of(op_rows(r.summary.ops, top));
+  if (!r.summary.subgraph_ops.empty()) {
+    out += fmt::format("\nop types inside subgraphs (If/Loop/Scan bodies; their time is also their "
+                       "holder's) ({} of {})\n",
+                       std::min<size_t>(top, r.summary.subgraph_ops.size()),
+                       r.summary.subgraph_ops.size());
+    out += table_of(op_rows(r.summary.subgraph_ops, top));
+  }
   out += fmt::format("\nnodes by time ({} of {})\n",
                      std::min<size_t>(top, r.summary.nodes.size()), r.summary.nodes.size());
   out += table_of(node_rows(r, top));

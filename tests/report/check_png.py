@@ -1,20 +1,25 @@
 #!/usr/bin/python3
 """Checks a screenshot of a kiln HTML report shows its charts, not a blank page.
 
-Usage: /usr/bin/python3 tests/report/check_png.py SHOT.png
+Usage: /usr/bin/python3 tests/report/check_png.py SHOT.png [--expect NAME,NAME...]
 
 Decodes the PNG with zlib alone (8-bit RGB or RGBA, no interlace), then asks for:
 - at least 3% of the pixels not near-white (text, tables and charts drawn), and
-- the chart colours: the first three op-type colours of the bar chart, timeline and roofline, and
-  the roofline's red roof, each on at least 150 pixels.
+- the chart colours, each on at least 150 pixels. By default those of `kiln profile --html`: the
+  first three op-type colours of the bar chart, timeline and roofline (colour1..colour3), and the
+  roofline's red roof (roof). --expect names others: `kiln bench --html` with a baseline draws
+  colour1 (before) and colour2 (after); `kiln optimize --report` draws colour1 and colour2 (nodes
+  by op before and after) and colour3 (time per pass).
 """
 import struct
 import sys
 import zlib
 
 # kiln's category palette (src/profile/charts.cc) and the roof colour.
-COLOURS = {"op colour 1": (0x4e, 0x79, 0xa7), "op colour 2": (0xf2, 0x8e, 0x2b),
-           "op colour 3": (0xe1, 0x57, 0x59), "roof red": (0xc0, 0x39, 0x2b)}
+COLOURS = {"colour1": (0x4e, 0x79, 0xa7), "colour2": (0xf2, 0x8e, 0x2b),
+           "colour3": (0xe1, 0x57, 0x59), "colour4": (0x76, 0xb7, 0xb2),
+           "roof": (0xc0, 0x39, 0x2b)}
+PROFILE_COLOURS = ["colour1", "colour2", "colour3", "roof"]
 TOLERANCE = 24  # per channel: antialiasing and colour management
 MIN_PIXELS = 150
 
@@ -69,17 +74,23 @@ def read_png(path):
 
 
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    expected = PROFILE_COLOURS
+    if len(args) == 3 and args[1] == "--expect":
+        expected = args[2].split(",")
+        args = args[:1]
+    if len(args) != 1 or any(name not in COLOURS for name in expected):
         sys.exit(__doc__)
-    width, height, channels, rows = read_png(sys.argv[1])
-    counts = dict.fromkeys(COLOURS, 0)
+    width, height, channels, rows = read_png(args[0])
+    counts = dict.fromkeys(expected, 0)
     inked = 0
     for line in rows:
         for x in range(0, width * channels, channels):
             r, g, b = line[x], line[x + 1], line[x + 2]
             if r < 235 or g < 235 or b < 235:
                 inked += 1
-            for name, (cr, cg, cb) in COLOURS.items():
+            for name in expected:
+                cr, cg, cb = COLOURS[name]
                 if abs(r - cr) <= TOLERANCE and abs(g - cg) <= TOLERANCE and abs(b - cb) <= TOLERANCE:
                     counts[name] += 1
     share = inked / (width * height)

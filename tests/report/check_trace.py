@@ -2,7 +2,7 @@
 """Checks a `kiln profile --trace` file against the model it profiled (issue 6's done-when).
 
 Usage: /usr/bin/python3 tests/report/check_trace.py TRACE.json MODEL.onnx --runs N
-           [--profile-json PROFILE.json] [--coverage 0.05]
+           [--profile-json PROFILE.json] [--coverage 0.05] [--subgraphs]
 
 - Every event is a complete event ("ph": "X") with name, cat, ts, dur, pid, tid and args.
 - Session events: model_loading_uri, session_initialization and N model_run events (and plan
@@ -13,6 +13,9 @@ Usage: /usr/bin/python3 tests/report/check_trace.py TRACE.json MODEL.onnx --runs
   (named by the node, or by its first output when unnamed); with the fast engine (the profile
   JSON has its plan) each step of the plan, every run the same, each named after a graph node.
 - The depth-0 node events of all runs add up to within --coverage of the runs' measured latency.
+- With --subgraphs (a model with If/Loop/Scan): every run has node events inside subgraphs
+  (depth > 0), each with its subgraph path in args ("/If > then_branch"), named after a node of a
+  subgraph of the model, and lying inside an event of the main-graph node that holds it.
 Prints one line per run and exits 1 on the first failed check.
 """
 import argparse
@@ -45,6 +48,32 @@ def check_type_shape(name, value):
             fail(f"node '{name}': dims {dims!r} are not a list of integers")
 
 
+def subgraph_node_names(graph):
+    """The names of the nodes inside graph's subgraphs, at any depth."""
+    for n in graph.node:
+        for a in n.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                for inner in g.node:
+                    yield node_name(inner)
+                yield from subgraph_node_names(g)
+
+
+def check_subgraph_events(run, mine, top, inner_nodes):
+    inner = [e for e in mine if e["args"].get("depth", 0) > 0]
+    if not inner:
+        fail(f"run {run}: no node events inside subgraphs")
+    for e in inner:
+        path = e["args"].get("subgraph", "")
+        if not path:
+            fail(f"run {run}: subgraph node '{e['name']}' has no subgraph path")
+        if e["name"] not in inner_nodes:
+            fail(f"run {run}: '{e['name']}' is no node of a subgraph")
+        holder = path.split(" > ")[0]
+        if not any(t["name"] == holder and t["ts"] - 1e-3 <= e["ts"] and
+                   e["ts"] + e["dur"] <= t["ts"] + t["dur"] + 1e-3 for t in top):
+            fail(f"run {run}: '{e['name']}' ({path}) lies outside every event of '{holder}'")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
@@ -52,6 +81,7 @@ def main():
     ap.add_argument("--runs", type=int, required=True)
     ap.add_argument("--profile-json", help="kiln profile --json output of the same run")
     ap.add_argument("--coverage", type=float, default=0.05)
+    ap.add_argument("--subgraphs", action="store_true", help="expect events inside subgraphs")
     args = ap.parse_args()
 
     with open(args.trace) as f:
@@ -83,6 +113,7 @@ def main():
 
     model = onnx.load(args.model, load_external_data=False)
     graph_nodes = collections.Counter(node_name(n) for n in model.graph.node)
+    inner_nodes = set(subgraph_node_names(model.graph))
     nodes = [e for e in events if e["cat"] == "Node"]
     total_run, total_nodes = 0.0, 0.0
     first_run = None
@@ -112,6 +143,8 @@ def main():
                     fail(f"run {i}: node '{e['name']}' has no arg '{key}'")
             check_type_shape(e["name"], a["input_type_shape"])
             check_type_shape(e["name"], a["output_type_shape"])
+        if args.subgraphs:
+            check_subgraph_events(i, mine, top, inner_nodes)
         node_sum = sum(e["dur"] for e in top)
         total_run += run["dur"]
         total_nodes += node_sum

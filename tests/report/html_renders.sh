@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `kiln profile --html` renders in a real browser: Debian's chromium, headless, takes a screenshot
-# and tests/report/check_png.py checks the charts are drawn (not a blank page).
+# kiln's HTML reports render in a real browser: Debian's chromium, headless, takes a screenshot of
+# `kiln profile --html`, `kiln optimize --report X.html` and `kiln bench --compare --html` pages,
+# and tests/report/check_png.py checks their charts are drawn (not a blank page).
 #
 #   tests/report/html_renders.sh KILN WORKDIR
 #
@@ -24,15 +25,34 @@ if [[ ! -f $model ]]; then
     { echo "cannot export the test model from torch: skipped"; exit 77; }
 fi
 
-html=$work/report/small_cnn.html
-shot=$work/report/small_cnn.png
-"$kiln" profile "$model" --engine reference --runs 3 --dim batch=2 --html "$html" > /dev/null
-rm -f "$shot"
-# A fresh profile dir per run: chromium refuses one that another instance holds.
+# A fresh profile dir per screenshot: chromium refuses one that another instance holds.
 profile_dir=$(mktemp -d)
 trap 'rm -rf "$profile_dir"' EXIT
-timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-  --user-data-dir="$profile_dir" --window-size=1100,2600 --screenshot="$shot" \
-  "file://$html" >/dev/null 2>&1 || true
-[[ -s $shot ]] || { echo "chromium wrote no screenshot"; exit 1; }
-/usr/bin/python3 "$root/tests/report/check_png.py" "$shot"
+shoot() {  # page, screenshot, check_png.py flags...
+  local html=$1 shot=$2
+  shift 2
+  rm -f "$shot"
+  rm -rf "${profile_dir:?}"/*
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$profile_dir" --window-size=1100,2600 --screenshot="$shot" \
+    "file://$html" >/dev/null 2>&1 || true
+  [[ -s $shot ]] || { echo "chromium wrote no screenshot of $html"; exit 1; }
+  /usr/bin/python3 "$root/tests/report/check_png.py" "$shot" "$@"
+}
+
+report=$work/report
+echo "== kiln profile --html"
+"$kiln" profile "$model" --engine reference --runs 3 --dim batch=2 --html "$report/small_cnn.html" > /dev/null
+shoot "$report/small_cnn.html" "$report/small_cnn.png"
+
+echo "== kiln optimize --report .html"
+"$kiln" optimize "$model" -o "$report/small_cnn.opt.onnx" --verify 1 --dim batch=2 \
+  --report "$report/small_cnn.optimize.html" > /dev/null
+grep -q "Nodes by op type" "$report/small_cnn.optimize.html"
+shoot "$report/small_cnn.optimize.html" "$report/small_cnn.optimize.png" --expect colour1,colour2,colour3
+
+echo "== kiln bench --compare --html"
+"$kiln" bench "$model" --compare --iterations 20 --warmup 2 --dim batch=2 \
+  --html "$report/small_cnn.bench.html" > /dev/null
+grep -q "Latency histogram" "$report/small_cnn.bench.html"
+shoot "$report/small_cnn.bench.html" "$report/small_cnn.bench.png" --expect colour1,colour2

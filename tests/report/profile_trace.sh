@@ -19,15 +19,20 @@ fi
   /usr/bin/python3 -W ignore "$root/tests/report/export_small_cnn.py" "$work/models/small_cnn.onnx"
 
 runs=4
-check() {  # name, engine, coverage tolerance, extra kiln flags...
+check() {  # name, engine, coverage tolerance, extra kiln flags... [-- check_trace.py flags...]
   local name=$1 engine=$2 tolerance=$3
   shift 3
+  local flags=() checks=()
+  while (($#)); do
+    [[ $1 == -- ]] && { shift; checks=("$@"); break; }
+    flags+=("$1"); shift
+  done
   echo "== $name ($engine)"
   local out=$work/report/$name.$engine
   "$kiln" profile "$work/models/$name.onnx" --engine "$engine" --runs $runs --warmup 1 \
-    --trace "$out.trace.json" --json "$@" > "$out.json"
+    --trace "$out.trace.json" --json "${flags[@]}" > "$out.json"
   /usr/bin/python3 "$root/tests/report/check_trace.py" "$out.trace.json" "$work/models/$name.onnx" \
-    --runs $runs --profile-json "$out.json" --coverage "$tolerance"
+    --runs $runs --profile-json "$out.json" --coverage "$tolerance" "${checks[@]}"
 }
 check small_cnn reference 0.05 --dim batch=4
 check small_cnn fast 0.05 --dim batch=32
@@ -35,5 +40,7 @@ check mlp reference 0.05 --dim batch=64
 # Two steps of a few ms: the engine's copy of the output after the last step (fresh pages, slow to
 # fault on some VMs) can take a tenth of a run here, though not in larger models.
 check mlp fast 0.10 --dim batch=2048
-# If and Loop run their bodies as depth-1 nodes; depth-0 events still cover each run.
-check control_flow reference 0.05 --dim batch=8192
+# If and Loop run their bodies as depth-1 nodes (on the fast engine too, where the bodies run on
+# the interpreter): each has its subgraph path; depth-0 events still cover each run.
+check control_flow reference 0.05 --dim batch=8192 -- --subgraphs
+check control_flow fast 0.05 --dim batch=8192 -- --subgraphs

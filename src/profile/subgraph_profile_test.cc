@@ -1,0 +1,96 @@
+// Nodes inside If/Loop/Scan bodies, which the fast engine runs on the reference interpreter, are
+// profiled too: with their depth and subgraph path, and by op type apart from the main graph's.
+#include <gtest/gtest.h>
+
+#include "engine/engine_test_util.h"
+#include "profile/chrome_trace.h"
+#include "profile/profile_target.h"
+#include "profile/report.h"
+#include "profile/report_rows.h"
+
+namespace kiln {
+namespace {
+
+// y = If(cond) { Relu(Conv(x)) } else { Neg(Conv(x)) }: the branches read the conv's output.
+Model if_model() {
+  engine::testing::ModelBuilder b;
+  Value* x = b.input("x", {1, 4, 5, 5});
+  Value* cond = b.input("cond", {}, DataType::kBool);
+  Value* c = b.op("Conv", {x, b.constant("w", engine::testing::random_tensor({4, 4, 1, 1}, 3))});
+  Model m = b.take();
+  auto branch = [&](const std::string& op) {
+    auto g = std::make_shared<Graph>(m.graph.get());
+    g->name = op + "_branch";
+    Node* n = g->add_node(op);
+    n->opset = 17;
+    n->name = "inner_" + op;
+    g->set_input(n, 0, c);
+    Value* out = g->add_value(op + "_out");
+    g->set_output(n, 0, out);
+    g->outputs.push_back(out);
+    return g;
+  };
+  Node* n = m.graph->add_node("If");
+  n->opset = 17;
+  n->name = "if";
+  Attribute then_a{.name = "then_branch", .kind = AttrKind::kGraph};
+  then_a.g = branch("Relu");
+  Attribute else_a{.name = "else_branch", .kind = AttrKind::kGraph};
+  else_a.g = branch("Neg");
+  n->attrs = {then_a, else_a};
+  m.graph->set_input(n, 0, cond);
+  Value* y = m.graph->add_value("y");
+  m.graph->set_output(n, 0, y);
+  m.graph->outputs.push_back(y);
+  return m;
+}
+
+TEST(SubgraphProfile, FastEngineReportsTheNodesInsideAnIf) {
+  ProfileTarget target(if_model(), "fast", 1);
+  Tensor cond(DataType::kBool, {});
+  cond.set_f64(0, 0);  // the else branch
+  const std::vector<RtValue> feeds = {RtValue::of(engine::testing::random_tensor({1, 4, 5, 5}, 1)),
+                                      RtValue::of(cond)};
+  const ProfileData data = profile_runs(target, feeds, {.warmup = 1, .runs = 2});
+  const ProfiledNode* inner = nullptr;
+  for (const ProfiledNode& n : data.nodes)
+    if (n.op_type == "Neg") inner = &n;
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->depth, 1);
+  EXPECT_EQ(inner->name, "inner_Neg");
+  EXPECT_EQ(inner->subgraph, "if > else_branch");
+  ASSERT_EQ(inner->outputs.size(), 1u);
+  EXPECT_EQ(inner->outputs[0].dims, (std::vector<int64_t>{1, 4, 5, 5}));
+  int inner_events = 0;
+  for (const NodeExecution& e : data.executions) inner_events += &data.nodes[e.node] == inner;
+  EXPECT_EQ(inner_events, 2);  // once per measured run
+
+  // Its op type is listed apart from the main graph's (its time is inside the If's).
+  const ProfileSummary s = summarize(data, Roofline{100, 10});
+  ASSERT_EQ(s.subgraph_ops.size(), 1u);
+  EXPECT_EQ(s.subgraph_ops[0].label, "Neg");
+  EXPECT_EQ(s.subgraph_ops[0].nodes, 1);
+  for (const WorkStats& w : s.ops) EXPECT_NE(w.label, "Neg");
+
+  // The trace's event carries the path; the node table names it.
+  bool traced = false;
+  for (const auto& e : chrome_trace(data, 1, 1))
+    if (e["name"] == "inner_Neg") traced = e["args"]["subgraph"] == "if > else_branch";
+  EXPECT_TRUE(traced);
+  ProfileReport r;
+  r.data = data;
+  r.summary = s;
+  bool listed = false;
+  for (const auto& row : node_rows(r, 0).rows) listed |= row[0] == "inner_Neg (in if > else_branch)";
+  EXPECT_TRUE(listed);
+}
+
+TEST(SubgraphProfile, PathsOfNestedSubgraphs) {
+  Model m = if_model();
+  const Graph* then_g = m.graph->nodes().back()->attrs[0].g.get();
+  EXPECT_EQ(subgraph_path(*then_g->nodes()[0]), "if > then_branch");
+  EXPECT_EQ(subgraph_path(*m.graph->nodes()[0]), "");
+}
+
+}  // namespace
+}  // namespace kiln
