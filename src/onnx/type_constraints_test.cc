@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "onnx/normalize.h"
+#include "onnx/op_types.h"
 #include "support/error.h"
 
 namespace kiln {
@@ -92,7 +93,7 @@ TEST(TypeConstraints, OneTypeParameterBindsOneType) {
   EXPECT_EQ(verdict(t.m), "node 'Add' (Add): input 1 'b' has type int64, but T is float (input 0 'a')");
 }
 
-TEST(TypeConstraints, UnknownTypesAndNewerOpsetsAreNotJudged) {
+TEST(TypeConstraints, UnknownTypesAreNotJudged) {
   TestModel unknown(13);
   unknown.node("Relu", {unknown.value("x", TypeInfo{})}, {unknown.value("y", TypeInfo{})});
   EXPECT_EQ(verdict(unknown.m), "");
@@ -100,10 +101,112 @@ TEST(TypeConstraints, UnknownTypesAndNewerOpsetsAreNotJudged) {
   no_elem.node("Relu", {no_elem.value("x", TypeInfo::tensor(DataType::kUndefined))},
                {no_elem.value("y", kF32)});
   EXPECT_EQ(verdict(no_elem.m), "");
-  TestModel newer(18);  // beyond libonnx 1.12's ai.onnx 17: an op may have gained types since
+}
+
+// -- op versions libonnx 1.12 does not know (opsets after 17): kiln's table from the ONNX spec
+
+TEST(TypeConstraints, SignaturesComeFromLibonnxUpTo17AndFromTheSpecTableAfter) {
+  const OpTypes* relu = find_op_types("", "Relu", 21);  // Relu has not changed since 14
+  ASSERT_NE(relu, nullptr);
+  EXPECT_EQ(relu->source, "libonnx");
+  EXPECT_EQ(relu->since, 14);
+  const OpTypes* cast = find_op_types("", "Cast", 21);
+  ASSERT_NE(cast, nullptr);
+  EXPECT_EQ(cast->source, "kiln's table");
+  EXPECT_EQ(cast->since, 21);
+  EXPECT_EQ(find_op_types("", "Cast", 20)->since, 19);
+  EXPECT_EQ(find_op_types("", "Cast", 17)->since, 13);
+  EXPECT_EQ(find_op_types("", "BitwiseAnd", 17), nullptr);  // not an op before 18
+  EXPECT_EQ(find_op_types("", "Relu", 29), nullptr);         // newer than the spec kiln has
+  EXPECT_EQ(find_op_types("", "GroupNormalization", 20), nullptr);  // 18: deprecated
+  const OpTypes* loop = find_op_types("", "Loop", 21);
+  ASSERT_NE(loop, nullptr);
+  ASSERT_EQ(loop->inputs.size(), 3u);
+  EXPECT_TRUE(loop->inputs[2].variadic);
+  EXPECT_FALSE(loop->inputs[2].homogeneous);
+  ASSERT_NE(find_op_types("", "Concat", 13), nullptr);
+  EXPECT_TRUE(find_op_types("", "Concat", 13)->inputs[0].homogeneous);
+}
+
+TEST(TypeConstraints, NewerOpsetsAreJudged) {
+  TestModel relu(18);  // Relu-14 still: libonnx's schema judges it
+  relu.node("Relu", {relu.value("x", TypeInfo::tensor(DataType::kUInt8))},
+            {relu.value("y", TypeInfo::tensor(DataType::kUInt8))});
+  EXPECT_EQ(verdict(relu.m).find("node 'r' (Relu): input 0 'x' has type uint8, allowed: "), 0u)
+      << verdict(relu.m);
+  TestModel bitwise(18);  // an op libonnx 1.12 does not know at all
+  bitwise.node("BitwiseAnd", {bitwise.value("a", kF32), bitwise.value("b", kF32)},
+               {bitwise.value("y", kF32)});
+  EXPECT_EQ(verdict(bitwise.m),
+            "node 'BitwiseAnd' (BitwiseAnd): input 0 'a' has type float, allowed: uint8, uint16, "
+            "uint32, uint64, int8, int16, int32, int64");
+  TestModel ints(18);
+  ints.node("BitwiseAnd", {ints.value("a", kI32), ints.value("b", kI32)}, {ints.value("y", kI32)});
+  EXPECT_EQ(verdict(ints.m), "");
+  TestModel mixed(18);
+  mixed.node("BitwiseAnd", {mixed.value("a", kI32), mixed.value("b", kI64)},
+             {mixed.value("y", kI32)});
+  EXPECT_EQ(verdict(mixed.m),
+            "node 'BitwiseAnd' (BitwiseAnd): input 1 'b' has type int64, but T is int32 (input 0 'a')");
+}
+
+TEST(TypeConstraints, TheOpsetPicksTheVersion) {
+  const TypeInfo kF8 = TypeInfo::tensor(DataType::kFloat8E4M3FN);
+  const TypeInfo kInt4 = TypeInfo::tensor(DataType::kInt4);
+  TestModel f8_19(19);  // Cast-19 added the float8 kinds
+  f8_19.node("Cast", {f8_19.value("x", kF32)}, {f8_19.value("y", kF8)});
+  EXPECT_EQ(verdict(f8_19.m), "");
+  TestModel int4_20(20);  // Cast-19 still: int4 came with Cast-21
+  int4_20.node("Cast", {int4_20.value("x", kF32)}, {int4_20.value("y", kInt4)});
+  EXPECT_NE(verdict(int4_20.m).find("output 0 'y' has type int4, allowed: "), std::string::npos);
+  TestModel int4_21(21);
+  int4_21.node("Cast", {int4_21.value("x", kF32)}, {int4_21.value("y", kInt4)});
+  EXPECT_EQ(verdict(int4_21.m), "");
+}
+
+TEST(TypeConstraints, TableSignaturesWithOptionalAndDirectlyTypedInputs) {
+  // Attention-24: (Q:T1, K:T1, V:T2, attn_mask:U?, past_key:T1?, past_value:T2?,
+  // nonpad_kv_seqlen:tensor(int64)?)
+  TestModel ok(24);
+  ok.node("Attention", {ok.value("q", kF32), ok.value("k", kF32), ok.value("v", kF32), nullptr,
+                        nullptr, nullptr, ok.value("len", kI64)},
+          {ok.value("y", kF32)});
+  EXPECT_EQ(verdict(ok.m), "");
+  TestModel bad(24);
+  bad.node("Attention", {bad.value("q", kF32), bad.value("k", kF32), bad.value("v", kF32), nullptr,
+                         nullptr, nullptr, bad.value("len", kI32)},
+           {bad.value("y", kF32)});
+  EXPECT_EQ(verdict(bad.m),
+            "node 'Attention' (Attention): input 6 'len' has type int32, allowed: int64");
+}
+
+TEST(TypeConstraints, MlOpsetsAfter3AreJudged) {
+  TestModel t(21);
+  t.m.opsets["ai.onnx.ml"] = 4;
+  Node* n = t.node("LabelEncoder", {t.value("x", TypeInfo::tensor(DataType::kBool))},
+                   {t.value("y", kI64)});
+  n->domain = "ai.onnx.ml";
+  n->opset = 4;
+  EXPECT_EQ(verdict(t.m).find("node 'LabelEncoder' (ai.onnx.ml.LabelEncoder): input 0 'x' has type "
+                              "bool, allowed: string, int64"),
+            0u)
+      << verdict(t.m);
+}
+
+TEST(TypeConstraints, ReturnsTheNodesItCannotJudge) {
+  TestModel newer(29);  // beyond the spec kiln's table was made from: Relu may have changed
   newer.node("Relu", {newer.value("x", TypeInfo::tensor(DataType::kUInt8))},
              {newer.value("y", TypeInfo::tensor(DataType::kUInt8))});
-  EXPECT_EQ(verdict(newer.m), "");
+  EXPECT_EQ(check_type_constraints(newer.m),
+            std::vector<std::string>{"node 'r' (Relu): no signature known in opset 29"});
+  TestModel deprecated(18);  // GroupNormalization-18 is deprecated: it has no signature
+  deprecated.node("GroupNormalization", {deprecated.value("x", kF32), deprecated.value("s", kF32),
+                                         deprecated.value("b", kF32)},
+                  {deprecated.value("y", kF32)});
+  EXPECT_EQ(check_type_constraints(deprecated.m).size(), 1u);
+  TestModel known(21);
+  known.node("Relu", {known.value("x", kF32)}, {known.value("y", kF32)});
+  EXPECT_TRUE(check_type_constraints(known.m).empty());
 }
 
 // -- optional inputs
@@ -152,8 +255,8 @@ TEST(TypeConstraints, HomogeneousVariadicInputsShareOneType) {
 }
 
 // Loop's loop-carried values are a heterogeneous variadic; its body is judged too.
-TestModel loop_model(const TypeInfo& body_in) {
-  TestModel t(13);
+TestModel loop_model(const TypeInfo& body_in, int opset = 13) {
+  TestModel t(opset);
   auto body = std::make_shared<Graph>(t.m.graph.get());
   Value* iter = t.value("iter", kI64, body.get());
   Value* cond = t.value("cond", TypeInfo::tensor(DataType::kBool), body.get());
@@ -175,6 +278,10 @@ TestModel loop_model(const TypeInfo& body_in) {
 
 TEST(TypeConstraints, HeterogeneousVariadicAndSubgraphs) {
   EXPECT_EQ(verdict(loop_model(kF32).m), "");  // V float and V int64: each value its own type
+  EXPECT_EQ(verdict(loop_model(kF32, 21).m), "");  // Loop-21 from kiln's table: V as well
+  EXPECT_EQ(verdict(loop_model(TypeInfo::tensor(DataType::kUInt8), 21).m),
+            "node 'r' (Relu): input 0 'x_in' has type uint8, allowed: float, int32, int8, int16, "
+            "int64, float16, double, bfloat16");
   EXPECT_EQ(verdict(loop_model(kI32).m),
             "node 'r' (Relu): input 0 'x_in' has type int32, allowed: float16, float, double, bfloat16");
 }

@@ -1,0 +1,34 @@
+// The types an ONNX op version takes and gives (its signature's formal parameters and the types
+// each allows), from one of two sources: libonnx's schema registry for the versions libonnx 1.12
+// knows (ai.onnx up to opset 17, ai.onnx.ml 3, ai.onnx.preview.training 1), and kiln's table
+// generated from the ONNX spec for the newer ones (op_types_table.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct FormalTypes {
+  std::string type_str;            // a type parameter ("T") or one type ("tensor(int64)")
+  std::vector<std::string> types;  // what it allows, ONNX spelling, in the spec's order
+  bool variadic = false;           // the last formal, repeated for the remaining values
+  bool homogeneous = true;         // a variadic whose values share one type (not Loop's V)
+};
+
+struct OpTypes {
+  std::string source;  // "libonnx" or "kiln's table", for tests and reports
+  int since = 0;       // the version of the op this is
+  std::vector<FormalTypes> inputs, outputs;
+};
+
+// The signature of op_type in `opset` of `domain` (ai.onnx is ""), or null where kiln knows none:
+// an op or domain neither source has, an opset before the op existed, a deprecated version.
+// Thread-safe; the result lives as long as the process.
+const OpTypes* find_op_types(const std::string& domain, const std::string& op_type, int opset);
+
+// Loads both sources now (libonnx's registry takes about 50 ms), so that processes forked
+// afterwards share them instead of each loading them again.
+void load_op_types();
+
+}  // namespace kiln

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Writes src/onnx/op_types_table.cc: the type constraints of every ONNX op version that libonnx 1.12
+(the schema registry kiln links) does not know, read from the ONNX spec's change logs.
+
+Usage:
+  git -C ONNX_REPO show COMMIT:docs/Changelog.md > Changelog.md
+  git -C ONNX_REPO show COMMIT:docs/Changelog-ml.md > Changelog-ml.md
+  /usr/bin/python3 tools/gen_op_types.py --source onnx/onnx@COMMIT Changelog.md Changelog-ml.md \
+      > src/onnx/op_types_table.cc
+
+The change logs document every version of every op: its inputs and outputs ("<dt><tt>A</tt>
+(optional, non-differentiable) : T</dt>") and its type constraints ("<dt><tt>T</tt> : tensor(float),
+tensor(double)</dt>"). Versions libonnx 1.12 knows (ai.onnx <= 17, ai.onnx.ml <= 3,
+ai.onnx.preview.training <= 1) are left out: kiln reads those from libonnx's registry.
+"""
+import argparse
+import re
+import sys
+
+# The newest version of each domain libonnx 1.12's registry holds (absent: a domain it lacks).
+LIBONNX_NEWEST = {"": 17, "ai.onnx.ml": 3, "ai.onnx.preview.training": 1}
+
+DOMAIN_HEADING = re.compile(r"^## Version (\d+) of (?:the default ONNX operator set|the '([^']+)' operator set)")
+OP_HEADING = re.compile(r'^### <a name="[^"]+"></a>\*\*(.+)-(\d+)\*\*(.*)$')
+SUBSECTION = re.compile(r"^#### (\w[\w ]*?)(?: \(.*\))?$")
+# <dt><tt>NAME</tt> (QUALIFIERS) : TYPE</dt>; the qualifiers are optional.
+ENTRY = re.compile(r"^<dt><tt>([^<]+)</tt>(?: \(([^)]*)\))? : (.+)</dt>$")
+
+
+class OpVersion:
+    def __init__(self, domain, name, since, deprecated):
+        self.domain, self.name, self.since, self.deprecated = domain, name, since, deprecated
+        self.inputs, self.outputs, self.constraints = [], [], []
+
+
+def formal(name, qualifiers, type_str):
+    """NAME:TYPE with the arity as a suffix: ? optional, * variadic of one type, + variadic of
+    several types (Loop's V)."""
+    q = {s.strip() for s in qualifiers.split(",")} if qualifiers else set()
+    suffix = ""
+    if "variadic" in q:
+        suffix = "+" if "heterogeneous" in q else "*"
+    elif "optional" in q:
+        suffix = "?"
+    if " " in name + type_str or ":" in type_str:
+        sys.exit(f"unexpected formal parameter: {name} : {type_str}")
+    return f"{name}:{type_str}{suffix}"
+
+
+def parse(path, newest):
+    """The op versions of one change log; newest[domain] becomes the domain's newest opset."""
+    ops, domain, op, section = [], None, None, None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        m = DOMAIN_HEADING.match(line)
+        if m:
+            domain, op, section = m.group(2) or "", None, None
+            newest[domain] = max(newest.get(domain, 0), int(m.group(1)))
+            continue
+        m = OP_HEADING.match(line)
+        if m and domain is not None:
+            name = m.group(1)
+            if domain and name.startswith(domain + "."):
+                name = name[len(domain) + 1:]
+            op = OpVersion(domain, name, int(m.group(2)), "(deprecated)" in m.group(3))
+            ops.append(op)
+            section = None
+            continue
+        m = SUBSECTION.match(line)
+        if m:
+            section = m.group(1)
+            continue
+        m = ENTRY.match(line)
+        if not m or op is None:
+            continue
+        name, qualifiers, type_str = m.groups()
+        if section == "Inputs":
+            op.inputs.append(formal(name, qualifiers, type_str))
+        elif section == "Outputs":
+            op.outputs.append(formal(name, qualifiers, type_str))
+        elif section == "Type Constraints":
+            types = [t.strip() for t in type_str.split(", ")]
+            if any(" " in t or ";" in t for t in types):
+                sys.exit(f"unexpected type list for {op.name}-{op.since} {name}: {type_str}")
+            op.constraints.append(f"{name}: {' '.join(types)}")
+    return ops
+
+
+def c_string(s, indent, width=100):
+    """A C++ string literal, split into adjacent literals at spaces to keep lines short."""
+    pieces, line = [], ""
+    for word in s.split(" "):
+        candidate = word if not line else line + " " + word
+        if line and indent + len(candidate) + 4 > width:  # quotes, space, comma
+            pieces.append(line + " ")
+            line = word
+        else:
+            line = candidate
+    pieces.append(line)
+    return ("\n" + " " * indent).join(f'"{p}"' for p in pieces)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--source", required=True, help="where the change logs came from (onnx/onnx@COMMIT)")
+    ap.add_argument("changelogs", nargs="+")
+    args = ap.parse_args()
+
+    newest = {}
+    ops = [op for path in args.changelogs for op in parse(path, newest)]
+    newer = [op for op in ops if op.since > LIBONNX_NEWEST.get(op.domain, 0)]
+    newer.sort(key=lambda op: (op.domain, op.name, op.since))
+    if not newer:
+        sys.exit("no op versions found: not an ONNX change log?")
+
+    out = [
+        "// Generated by tools/gen_op_types.py from docs/Changelog.md and docs/Changelog-ml.md of",
+        f"// {args.source}.",
+        "// Do not edit; run the generator again (its usage says how).",
+        "//",
+        "// The type constraints of the ONNX op versions libonnx 1.12 does not know (ai.onnx 18 and",
+        "// newer, ai.onnx.ml 4 and newer, ai.onnx.preview): each row is domain, op, the version it",
+        "// appeared in, whether that version is deprecated, its inputs and outputs (NAME:TYPE, TYPE a",
+        "// type parameter or a type; suffix ? optional, * variadic of one type, + variadic of several",
+        "// types) and its type parameters (\"T: tensor(float) tensor(double); I: tensor(int64)\").",
+        "// Then the newest opset of each domain the spec describes.",
+        '#include "onnx/op_types_table.h"',
+        "",
+        "namespace kiln {",
+        "",
+        "std::span<const OpTypesRow> op_types_table() {",
+        "  static constexpr OpTypesRow kRows[] = {",
+    ]
+    for op in newer:
+        ind = 7
+        out.append(f'      {{"{op.domain}", "{op.name}", {op.since}, {"true" if op.deprecated else "false"},')
+        out.append(" " * ind + c_string(" ".join(op.inputs), ind) + ",")
+        out.append(" " * ind + c_string(" ".join(op.outputs), ind) + ",")
+        out.append(" " * ind + c_string("; ".join(op.constraints), ind) + "},")
+    out += ["  };", "  return kRows;", "}", ""]
+    out += ["std::span<const OpTypesDomain> op_types_table_domains() {",
+            "  static constexpr OpTypesDomain kDomains[] = {"]
+    out += [f'      {{"{d}", {v}}},' for d, v in sorted(newest.items())]
+    out += ["  };", "  return kDomains;", "}", "", "}  // namespace kiln", ""]
+    sys.stdout.write("\n".join(out))
+    print(f"{len(newer)} op versions", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
