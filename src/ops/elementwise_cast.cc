@@ -25,28 +25,6 @@ struct CastOptions {
   RoundMode round = RoundMode::kUp;
 };
 
-template <typename T>
-inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-template <typename T>
-inline constexpr bool is_small_float_v = false;
-template <DataType D>
-inline constexpr bool is_small_float_v<SmallFloat<D>> = true;
-
-// Sub-byte integers (int4, uint4, int2, uint2). Note is_float_like_v is true for them (they
-// convert to int64 and so to float), so they are tested for first wherever it matters.
-template <typename T>
-struct SubByteInt {
-  static constexpr bool value = false;
-};
-template <bool S, int B>
-struct SubByteInt<SmallInt<S, B>> {
-  static constexpr bool value = true;
-  static constexpr bool is_signed = S;
-  static constexpr int bits = B;
-};
-template <typename T>
-inline constexpr bool is_sub_byte_int_v = SubByteInt<T>::value;
-
 // float8e8m0 holds only an exponent: code c is 2^(c-127), 0xff is NaN.
 uint8_t to_e8m0(float f, const CastOptions& o) {
   if (std::isnan(f)) return 0xff;
@@ -85,10 +63,10 @@ D small_float_from(float f, const CastOptions& o) {
 // A sub-byte integer from the low bits of v (wrapping), sign-extended for the signed kinds.
 template <typename D>
 D small_int_from(int64_t v) {
-  constexpr int bits = SubByteInt<D>::bits;
+  constexpr int bits = small_int_traits<D>::bits;
   constexpr uint64_t mask = (uint64_t{1} << bits) - 1;
   int64_t w = static_cast<int64_t>(static_cast<uint64_t>(v) & mask);
-  if (SubByteInt<D>::is_signed && (w >> (bits - 1)) & 1) w -= int64_t{1} << bits;
+  if (small_int_traits<D>::is_signed && (w >> (bits - 1)) & 1) w -= int64_t{1} << bits;
   return D(w);
 }
 
@@ -99,7 +77,7 @@ D from_double(double v, const CastOptions& o) {
   else if constexpr (std::is_floating_point_v<D>) return static_cast<D>(v);
   else if constexpr (is_half_v<D>) return D(static_cast<float>(v));
   else if constexpr (is_small_float_v<D>) return small_float_from<D>(static_cast<float>(v), o);
-  else if constexpr (is_sub_byte_int_v<D>) return small_int_from<D>(float_to_int<int64_t>(v));
+  else if constexpr (is_small_int_v<D>) return small_int_from<D>(float_to_int<int64_t>(v));
   else return float_to_int<D>(v);
 }
 
@@ -109,7 +87,7 @@ D from_integer(I v, const CastOptions& o) {
   else if constexpr (std::is_floating_point_v<D>) return static_cast<D>(v);
   else if constexpr (is_half_v<D>) return D(static_cast<float>(v));
   else if constexpr (is_small_float_v<D>) return small_float_from<D>(static_cast<float>(v), o);
-  else if constexpr (is_sub_byte_int_v<D>) return small_int_from<D>(static_cast<int64_t>(v));
+  else if constexpr (is_small_int_v<D>) return small_int_from<D>(static_cast<int64_t>(v));
   else return static_cast<D>(v);
 }
 
@@ -153,7 +131,7 @@ template <typename S>
 std::string number_to_string(S s) {
   if constexpr (std::is_same_v<S, bool>) {
     return s ? "True" : "False";
-  } else if constexpr (is_sub_byte_int_v<S>) {
+  } else if constexpr (is_small_int_v<S>) {
     return std::to_string(static_cast<int64_t>(s));
   } else if constexpr (std::is_integral_v<S>) {
     return std::to_string(s);
@@ -231,7 +209,7 @@ void cast_loop(const KernelContext& ctx, const Tensor& x, Tensor& y, const CastO
     parallel_range(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const S s = in[i];
-        if constexpr (std::is_same_v<S, bool> || is_sub_byte_int_v<S> ||
+        if constexpr (std::is_same_v<S, bool> || is_small_int_v<S> ||
                       (std::is_integral_v<S> && std::is_signed_v<S>))
           out[i] = from_integer<D>(static_cast<int64_t>(s), o);
         else if constexpr (std::is_integral_v<S>)

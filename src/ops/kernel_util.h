@@ -46,20 +46,37 @@ void for_each_broadcast(const std::vector<int64_t>& out_dims,
   }
 }
 
-// The type arithmetic is done in: double for double, float for the other floats, T otherwise.
+// Kinds of element types, named by the types themselves: "converts to float" would not do, since
+// the sub-byte integers convert to int64 and so, implicitly, to float too.
 template <typename T>
-using compute_t = std::conditional_t<std::is_same_v<T, double>, double,
-                  std::conditional_t<std::is_class_v<T> && std::is_convertible_v<T, float>, float, T>>;
-
+inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+inline constexpr bool is_small_float_v = false;  // the 8- and 4-bit floats
+template <DataType D>
+inline constexpr bool is_small_float_v<SmallFloat<D>> = true;
+template <typename T>
+struct small_int_traits {};  // int4, uint4, int2, uint2: their width and signedness
+template <bool Signed, int Bits>
+struct small_int_traits<SmallInt<Signed, Bits>> {
+  static constexpr bool is_signed = Signed;
+  static constexpr int bits = Bits;
+};
+template <typename T>
+inline constexpr bool is_small_int_v = requires { small_int_traits<T>::bits; };
 template <typename T>
 inline constexpr bool is_float_like_v =
-    std::is_floating_point_v<T> || (std::is_class_v<T> && std::is_convertible_v<T, float>);
+    std::is_floating_point_v<T> || is_half_v<T> || is_small_float_v<T>;
 template <typename T>
 inline constexpr bool is_complex_v =
     std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+// The type arithmetic is done in: double for double, float for the other floats, int64 for the
+// sub-byte integers, T otherwise.
 template <typename T>
-inline constexpr bool is_small_int_v = std::is_class_v<T> && std::is_convertible_v<T, int64_t> &&
-                                       !is_float_like_v<T>;
+using compute_t = std::conditional_t<
+    std::is_same_v<T, double>, double,
+    std::conditional_t<is_float_like_v<T>, float,
+                       std::conditional_t<is_small_int_v<T>, int64_t, T>>>;
 
 // Dispatch over a set of types: visit<float, double, int32_t>(dtype, fn) calls fn.template
 // operator()<T>() for the matching T, or fails (kRuntime) naming the node and the type.

@@ -26,23 +26,18 @@ void register_nn_attention_ops(OpRegistry& r);
 
 namespace kiln::nn {
 
-template <typename T> struct is_small_int : std::false_type {};
-template <bool S, int B> struct is_small_int<SmallInt<S, B>> : std::true_type {};
-template <typename T> struct is_small_float : std::false_type {};
-template <DataType D> struct is_small_float<SmallFloat<D>> : std::true_type {};
-
 // One element of any numeric kiln type as the arithmetic type C.
 template <typename C, typename T>
 inline C to_num(const T& v) {
   if constexpr (std::is_arithmetic_v<T>) return static_cast<C>(v);
-  else if constexpr (is_small_int<T>::value) return static_cast<C>(static_cast<int64_t>(v));
+  else if constexpr (is_small_int_v<T>) return static_cast<C>(static_cast<int64_t>(v));
   else return static_cast<C>(static_cast<float>(v));
 }
 // An arithmetic value as element type T (a plain conversion: no rounding or saturation for ints).
 template <typename T, typename C>
 inline T from_num(C v) {
   if constexpr (std::is_arithmetic_v<T>) return static_cast<T>(v);
-  else if constexpr (is_small_int<T>::value) return T(static_cast<int64_t>(v));
+  else if constexpr (is_small_int_v<T>) return T(static_cast<int64_t>(v));
   else return T(static_cast<float>(v));
 }
 
@@ -99,9 +94,9 @@ inline DataType compute_dtype(DataType t) {
 
 template <typename Q>
 constexpr std::pair<int64_t, int64_t> int_range() {
-  if constexpr (is_small_int<Q>::value) {
-    constexpr bool s = std::is_signed_v<typename Q::Storage>;
-    constexpr int bits = std::is_same_v<Q, Int4> || std::is_same_v<Q, UInt4> ? 4 : 2;
+  if constexpr (is_small_int_v<Q>) {
+    constexpr bool s = small_int_traits<Q>::is_signed;
+    constexpr int bits = small_int_traits<Q>::bits;
     if constexpr (s) return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
     else return {0, (int64_t{1} << bits) - 1};
   } else {
@@ -125,7 +120,7 @@ inline Q saturate_int(double v) {
 // even then add zp and saturate; float kinds add zp then convert (saturating or not).
 template <typename Q>
 inline Q quantize_one(double v, double zp, bool saturate) {
-  if constexpr (is_small_float<Q>::value) {
+  if constexpr (is_small_float_v<Q>) {
     Q q;
     q.bits = float_to_float8(dtype_of<Q>, static_cast<float>(v + zp), saturate);
     return q;

@@ -12,7 +12,7 @@ namespace {
 
 // Accumulation type: the compute type for floats; 64-bit unsigned (wrapping) for integers.
 template <typename T>
-using acc_t = std::conditional_t<nn::is_small_int<T>::value || std::is_integral_v<T>,
+using acc_t = std::conditional_t<is_small_int_v<T> || std::is_integral_v<T>,
                                  std::conditional_t<std::is_same_v<T, bool>, bool, uint64_t>,
                                  compute_t<T>>;
 
