@@ -52,6 +52,18 @@ Tensor empty_scan_output(const Node& n, int out, int axis, int batch_prefix = 0)
 // ---------------------------------------------------------------------------------------------
 // If
 
+// A branch's output types. A branch a constant condition rules out never runs, so what its
+// inference finds wrong (a torch export's dead branch, traced with shapes it never sees) is not
+// the model's fault: its outputs and the values after the failure stay of unknown type.
+std::vector<TypeInfo> infer_branch(const InferContext& ctx, const Graph& g, bool can_run) {
+  if (can_run) return ctx.infer_subgraph(g, {});
+  try {
+    return ctx.infer_subgraph(g, {});
+  } catch (const Error&) {
+    return std::vector<TypeInfo>(g.outputs.size());
+  }
+}
+
 void infer_if(InferContext& ctx) {
   const Graph& then_g = attr_graph_req(ctx.node(), "then_branch");
   const Graph& else_g = attr_graph_req(ctx.node(), "else_branch");
@@ -59,8 +71,8 @@ void infer_if(InferContext& ctx) {
   if (const Tensor* c = ctx.input_constant(0); c && c->numel() == 1) known = c->get_f64(0) != 0;
   // Both branches are inferred (so every subgraph value gets a type); with a constant condition
   // the outputs take the taken branch's types only.
-  const std::vector<TypeInfo> a = ctx.infer_subgraph(then_g, {});
-  const std::vector<TypeInfo> b = ctx.infer_subgraph(else_g, {});
+  const std::vector<TypeInfo> a = infer_branch(ctx, then_g, !known || *known);
+  const std::vector<TypeInfo> b = infer_branch(ctx, else_g, !known || !*known);
   const size_t n = static_cast<size_t>(ctx.num_outputs());
   if (a.size() != n)
     ctx.fail_here(fmt::format("then_branch has {} outputs, the node {}", a.size(), n));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "ops/check.h"
 #include "support/error.h"
 
@@ -116,6 +118,69 @@ TEST(Infer, FailureNamesTheNode) {
     FAIL() << "inference accepted a 3x4 by 5x6 MatMul";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("node 'mm' (MatMul)"), std::string::npos) << e.what();
+  }
+}
+
+
+// If(cond) { Identity(x) } else { MatMul(x, x) }, x a 3x4 float: the else branch cannot be inferred.
+struct IfWithBadElse {
+  Model m;
+  Node* if_node = nullptr;
+  Value* matmul_out = nullptr;
+
+  // cond: true or false as a constant, or nullopt for a graph input.
+  explicit IfWithBadElse(std::optional<bool> cond) {
+    m.opsets[""] = 17;
+    m.graph = std::make_unique<Graph>();
+    Graph& g = *m.graph;
+    Value* x = input(g, "x", DataType::kFloat, {3, 4});
+    Value* c;
+    if (cond) {
+      c = g.add_value("cond");
+      c->data = Tensor::scalar(DataType::kBool, *cond);
+      c->type = TypeInfo::tensor(DataType::kBool, Shape{});
+      g.initializers.push_back(c);
+    } else {
+      c = input(g, "cond", DataType::kBool, {});
+    }
+    if_node = node(g, "If", {c}, "y");
+    auto then_g = std::make_shared<Graph>(&g);
+    then_g->outputs.push_back(node(*then_g, "Identity", {x}, "then_y")->outputs[0]);
+    auto else_g = std::make_shared<Graph>(&g);
+    Node* mm = node(*else_g, "MatMul", {x, x}, "else_y");
+    mm->name = "mm";
+    matmul_out = mm->outputs[0];
+    else_g->outputs.push_back(matmul_out);
+    for (auto [name, body] : {std::pair{"then_branch", then_g}, std::pair{"else_branch", else_g}}) {
+      Attribute a;
+      a.name = name;
+      a.kind = AttrKind::kGraph;
+      a.g = body;
+      if_node->attrs.push_back(std::move(a));
+    }
+    g.outputs.push_back(if_node->outputs[0]);
+  }
+};
+
+TEST(Infer, AnIfBranchAConstantConditionRulesOutMayNotInfer) {
+  IfWithBadElse model(true);
+  check_model(model.m);
+  infer_shapes(model.m);
+  const TypeInfo& y = model.if_node->outputs[0]->type;
+  ASSERT_TRUE(y.shape);
+  EXPECT_EQ(shape_to_string(*y.shape), "[3,4]");
+  EXPECT_EQ(model.matmul_out->type.kind, TypeInfo::Kind::kUnknown);  // the dead branch's value
+}
+
+TEST(Infer, AnIfBranchThatMayRunMustInfer) {
+  for (std::optional<bool> cond : {std::optional<bool>(false), std::optional<bool>()}) {
+    IfWithBadElse model(cond);
+    try {
+      infer_shapes(model.m);
+      FAIL() << "inference accepted a 3x4 by 3x4 MatMul in a branch that runs";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("node 'mm' (MatMul)"), std::string::npos) << e.what();
+    }
   }
 }
 
