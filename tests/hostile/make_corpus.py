@@ -95,6 +95,16 @@ def field_bytes(num, b):
     return varint((num << 3) | 2) + varint(len(b)) + b
 
 
+def dead_branch_model():
+    """If(true) { Identity(x) } else { MatMul(x, x) }, x 3x4: the branch that never runs cannot be
+    inferred, as in torch exports that keep a branch traced for other shapes."""
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [vi("t", None)])
+    else_g = helper.make_graph([helper.make_node("MatMul", ["x", "x"], ["e"])], "else", [], [vi("e", None)])
+    cond = helper.make_tensor("cond", TensorProto.BOOL, [], [True])
+    node = helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)
+    return make_model([node], [vi("x", [3, 4])], [vi("y", [3, 4])], initializers=[cond])
+
+
 def nested_if_model(depth):
     """A model whose graph is an If whose then_branch is an If ... `depth` levels deep.
 
@@ -303,6 +313,8 @@ def build(out):
                                                     [vi("y", [4], TensorProto.INT32)],
                                                     opsets=[helper.make_opsetid("", 18)]),
             "BitwiseAnd-18 (an op libonnx 1.12 does not know) on int32", ok=True)
+    c.write("if_dead_branch_fails_inference", dead_branch_model(),
+            "an If branch a constant condition rules out may fail shape inference", ok=True)
     c.write("if_nested_3", nested_if_model(3), "the nested-If builder at a sane depth", ok=True)
     c.write("if_nested_32", nested_if_model(32), "32 nested Ifs: within kMaxGraphNesting, deeper than protobuf's "
             "default recursion limit allows", ok=True)
