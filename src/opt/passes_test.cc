@@ -2,6 +2,8 @@
 // the optimized model (saved and loaded again) computes what the original did.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "opt/bisect.h"
 #include "opt/opt_test_util.h"
 #include "support/error.h"
@@ -399,6 +401,12 @@ TEST(OptPipeline, LevelsAndUnknownPasses) {
   EXPECT_EQ(parse_pipeline("dce,cse"), (std::vector<std::string>{"dce", "cse"}));
   EXPECT_THROW(parse_pipeline("dce,no-such-pass"), Error);
   EXPECT_THROW(level_pipeline(4), Error);
+  auto has = [](const std::vector<std::string>& p, const char* name) {
+    return std::find(p.begin(), p.end(), name) != p.end();
+  };
+  EXPECT_FALSE(has(level_pipeline(2), "fuse-attention"));  // the engine lowers -O2 output
+  EXPECT_TRUE(has(level_pipeline(3), "fuse-attention"));
+  EXPECT_EQ(level_pipeline(3).back(), "dce");
 }
 
 // A deliberately wrong rewrite: the third Neg it meets becomes Abs.
