@@ -95,8 +95,8 @@ void latency_section(HtmlPage& page, const BenchReport& r) {
                           .index_axis = "timed run",
                           .value_axis = "latency (ms)",
                           .series = series}),
-              r.runs.size() > 1 ? "Each model's timed runs in the order they ran (the baseline's "
-                                  "all before the model's): drift and interference show here."
+              r.runs.size() > 1 ? "Each model's timed runs in the order they ran, the models taking "
+                                  "turns: drift and interference show here, on both alike."
                                 : "The timed runs in the order they ran: drift and interference "
                                   "show here.");
 }

@@ -38,21 +38,25 @@ LatencySummary latency_summary(const std::vector<double>& ms) {
   return s;
 }
 
-void time_runs(engine::ModelRunner& runner, const std::vector<RtValue>& feeds,
-               const BenchCounts& counts, BenchRun& out) {
-  const auto t1 = std::chrono::steady_clock::now();
-  runner.run(feeds);
-  out.first_run_ms = ms_since(t1);
-  for (int i = 1; i < counts.warmup; ++i) runner.run(feeds);
-  out.ms.clear();
-  out.ms.reserve(counts.iterations);
-  for (int i = 0; i < counts.iterations; ++i) {
-    const auto t = std::chrono::steady_clock::now();
-    runner.run(feeds);
-    out.ms.push_back(ms_since(t));
+void time_runs(const std::vector<BenchSubject>& subjects, const BenchCounts& counts) {
+  for (const BenchSubject& s : subjects) {
+    const auto t1 = std::chrono::steady_clock::now();
+    s.runner->run(*s.feeds);
+    s.out->first_run_ms = ms_since(t1);
+    for (int i = 1; i < counts.warmup; ++i) s.runner->run(*s.feeds);
+    s.out->ms.clear();
+    s.out->ms.reserve(counts.iterations);
   }
-  out.plan = runner.summary(feeds);
-  out.graph = opt::model_stats(runner.model());
+  for (int i = 0; i < counts.iterations; ++i)
+    for (const BenchSubject& s : subjects) {
+      const auto t = std::chrono::steady_clock::now();
+      s.runner->run(*s.feeds);
+      s.out->ms.push_back(ms_since(t));
+    }
+  for (const BenchSubject& s : subjects) {
+    s.out->plan = s.runner->summary(*s.feeds);
+    s.out->graph = opt::model_stats(s.runner->model());
+  }
 }
 
 }  // namespace kiln

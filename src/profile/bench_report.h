@@ -38,9 +38,17 @@ struct BenchRun {
   opt::ModelStats graph;     // the model as the engine got it (after -O)
 };
 
-// Runs `runner` on `feeds` per `counts` into `out` (first_run_ms, ms, plan, graph).
-void time_runs(engine::ModelRunner& runner, const std::vector<RtValue>& feeds,
-               const BenchCounts& counts, BenchRun& out);
+// A model opened for benchmarking: its runner, feeds, and where its numbers go.
+struct BenchSubject {
+  engine::ModelRunner* runner = nullptr;
+  const std::vector<RtValue>* feeds = nullptr;
+  BenchRun* out = nullptr;
+};
+
+// Times the subjects per `counts` into their BenchRun (first_run_ms, ms, plan, graph): each one's
+// first run and warmup, then the timed runs taking turns (A B A B ...), so a change in the
+// machine's load during the benchmark falls on every subject alike.
+void time_runs(const std::vector<BenchSubject>& subjects, const BenchCounts& counts);
 
 struct BenchReport {
   std::string engine;   // "fast", "reference"

@@ -32,13 +32,26 @@ TEST(BenchReport, PercentilesByNearestRank) {
 TEST(BenchReport, TimesEveryIterationAndDescribesTheModel) {
   auto runner = engine::make_runner(testing::tiny_mlp(), engine::EngineKind::kFast, {.threads = 1});
   BenchRun b{.label = "-O 2", .model = "tiny.onnx", .optimize_level = 2};
-  time_runs(*runner, {testing::float_input({8, 4})}, {.iterations = 7, .warmup = 2}, b);
+  const std::vector<RtValue> feeds = {testing::float_input({8, 4})};
+  time_runs({{runner.get(), &feeds, &b}}, {.iterations = 7, .warmup = 2});
   ASSERT_EQ(b.ms.size(), 7u);
   for (double t : b.ms) EXPECT_GT(t, 0);
   EXPECT_GT(b.first_run_ms, 0);
   ASSERT_TRUE(b.plan.has_value());
   EXPECT_GT(b.plan->steps, 0);
   EXPECT_EQ(b.graph.ops.at("MatMul"), 1);
+}
+
+TEST(BenchReport, SubjectsTakeTurns) {
+  auto a = engine::make_runner(testing::tiny_mlp(), engine::EngineKind::kReference, {});
+  auto b = engine::make_runner(testing::tiny_mlp(), engine::EngineKind::kFast, {.threads = 1});
+  const std::vector<RtValue> feeds = {testing::float_input({2, 4})};
+  BenchRun ra, rb;
+  time_runs({{a.get(), &feeds, &ra}, {b.get(), &feeds, &rb}}, {.iterations = 5, .warmup = 1});
+  EXPECT_EQ(ra.ms.size(), 5u);
+  EXPECT_EQ(rb.ms.size(), 5u);
+  EXPECT_FALSE(ra.plan.has_value());  // the reference interpreter has no plan
+  EXPECT_TRUE(rb.plan.has_value());
 }
 
 BenchReport two_runs() {

@@ -1,5 +1,5 @@
 // kiln bench: session creation time, latency percentiles, throughput and peak memory of a model;
-// with --compare or --baseline, the same for a baseline first; --html draws them.
+// with --compare or --baseline, the same for a baseline, the two taking turns; --html draws them.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -39,17 +39,21 @@ double peak_rss_mb() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux: kilobytes
 }
 
-// Opens `path` at -O `level`, feeds it and times it.
-BenchRun bench_one(const BenchOptions& o, const std::map<std::string, int64_t>& dims,
-                   const std::string& path, int level, std::string label) {
-  BenchRun b{.label = std::move(label), .model = path, .optimize_level = level};
+struct OpenModel {
+  std::unique_ptr<engine::ModelRunner> runner;
+  std::vector<RtValue> feeds;
+};
+
+// Opens b.model at -O b.optimize_level (session creation timed into b.load_ms) with its feeds.
+OpenModel open_for_bench(const BenchOptions& o, const std::map<std::string, int64_t>& dims,
+                         BenchRun& b) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto runner = engine::open_model(path, engine::parse_engine_kind(o.engine),
-                                   {.threads = o.threads, .optimize_level = level});
+  OpenModel m;
+  m.runner = engine::open_model(b.model, engine::parse_engine_kind(o.engine),
+                                {.threads = o.threads, .optimize_level = b.optimize_level});
   b.load_ms = ms_since(t0);
-  const auto feeds = input_feeds(o.inputs, runner->inputs(), {.dims = dims});
-  time_runs(*runner, feeds, {.iterations = o.iterations, .warmup = o.warmup}, b);
-  return b;
+  m.feeds = input_feeds(o.inputs, m.runner->inputs(), {.dims = dims});
+  return m;
 }
 
 nlohmann::json run_json(const BenchReport& r, const BenchRun& b) {
@@ -101,13 +105,22 @@ int bench(const BenchOptions& o) {
   KILN_CHECK(!o.compare || o.level > 0, ErrorKind::kBadInput,
              "--compare benches -O 0 against -O N: give -O 1 or more");
   if (o.compare)
-    r.runs.push_back(bench_one(o, dims, o.model, 0, "-O 0"));
+    r.runs.push_back({.label = "-O 0", .model = o.model, .optimize_level = 0});
   else if (!o.baseline.empty())
-    r.runs.push_back(bench_one(o, dims, o.baseline, o.level,
-                               "baseline " + std::filesystem::path(o.baseline).filename().string()));
-  r.runs.push_back(bench_one(o, dims, o.model, o.level,
-                             o.compare ? fmt::format("-O {}", o.level)
-                                       : std::filesystem::path(o.model).filename().string()));
+    r.runs.push_back({.label = "baseline " + std::filesystem::path(o.baseline).filename().string(),
+                      .model = o.baseline,
+                      .optimize_level = o.level});
+  r.runs.push_back({.label = o.compare ? fmt::format("-O {}", o.level)
+                                       : std::filesystem::path(o.model).filename().string(),
+                    .model = o.model,
+                    .optimize_level = o.level});
+  // Both models stay open so that their timed runs can take turns.
+  std::vector<OpenModel> opened;
+  for (BenchRun& b : r.runs) opened.push_back(open_for_bench(o, dims, b));
+  std::vector<BenchSubject> subjects;
+  for (size_t i = 0; i < r.runs.size(); ++i)
+    subjects.push_back({opened[i].runner.get(), &opened[i].feeds, &r.runs[i]});
+  time_runs(subjects, r.counts);
   r.peak_rss_mb = peak_rss_mb();
   const BenchRun& model = r.runs.back();
   if (!o.html.empty()) write_file_atomically(o.html, bench_html(r));
