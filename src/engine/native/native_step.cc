@@ -41,6 +41,7 @@ void register_native_kernels(KernelTable& t) {
   register_native_normalization(t);
   register_native_data_movement(t);
   register_native_reduce(t);
+  register_native_shuffle(t);
 }
 
 }  // namespace kiln::engine

@@ -39,5 +39,6 @@ void register_native_elementwise(KernelTable& t);
 void register_native_normalization(KernelTable& t);
 void register_native_data_movement(KernelTable& t);
 void register_native_reduce(KernelTable& t);
+void register_native_shuffle(KernelTable& t);
 
 }  // namespace kiln::engine
