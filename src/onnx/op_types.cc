@@ -83,17 +83,21 @@ const TableIndex& table_index() {
   return index;
 }
 
-// The table's version of the op in `opset`; `found` false where the table has none that old.
-const OpTypes* from_table(const std::string& domain, const std::string& op_type, int opset,
-                          bool& found) {
+// A version of an op from one source: `since` 0 where the source has none in the opset; `types`
+// null for a deprecated version.
+struct Found {
+  int since = 0;
+  const OpTypes* types = nullptr;
+};
+
+Found from_table(const std::string& domain, const std::string& op_type, int opset) {
   const TableIndex& idx = table_index();
   const auto op = idx.find({domain, op_type});
-  found = false;
-  if (op == idx.end()) return nullptr;
+  if (op == idx.end()) return {};
   auto v = op->second.upper_bound(opset);
-  if (v == op->second.begin()) return nullptr;
-  found = true;
-  return std::prev(v)->second.get();
+  if (v == op->second.begin()) return {};
+  --v;
+  return {v->first, v->second.get()};
 }
 
 // -- libonnx's registry (the versions it knows)
@@ -117,15 +121,16 @@ std::vector<FormalTypes> formals_of(const OpSchema& s,
   return out;
 }
 
-const OpTypes* from_libonnx(const std::string& domain, const std::string& op_type, int opset) {
+Found from_libonnx(const std::string& domain, const std::string& op_type, int opset) {
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   const auto range = ranges.find(domain);
-  if (range == ranges.end()) return nullptr;
-  // An opset newer than libonnx knows has the op's newest version libonnx knows: the table holds
-  // every version added since.
+  if (range == ranges.end()) return {};
+  // An opset newer than libonnx knows has the op's newest version libonnx knows, unless the table
+  // holds a newer one.
   const OpSchema* s =
       onnx::OpSchemaRegistry::Schema(op_type, std::min(opset, range->second.second), domain);
-  if (!s || s->deprecated()) return nullptr;
+  if (!s) return {};
+  if (s->deprecated()) return {s->SinceVersion(), nullptr};
   static std::mutex mu;
   static std::map<const OpSchema*, std::unique_ptr<OpTypes>> converted;
   const std::lock_guard lock(mu);
@@ -135,7 +140,7 @@ const OpTypes* from_libonnx(const std::string& domain, const std::string& op_typ
                                              .since = s->SinceVersion(),
                                              .inputs = formals_of(*s, s->inputs()),
                                              .outputs = formals_of(*s, s->outputs())});
-  return slot.get();
+  return {s->SinceVersion(), slot.get()};
 }
 
 // Whether `opset` of `domain` is one the table's spec describes.
@@ -149,9 +154,11 @@ bool spec_knows(const std::string& domain, int opset) {
 
 const OpTypes* find_op_types(const std::string& domain, const std::string& op_type, int opset) {
   if (!spec_knows(domain, opset)) return nullptr;
-  bool in_table = false;
-  const OpTypes* t = from_table(domain, op_type, opset, in_table);
-  return in_table ? t : from_libonnx(domain, op_type, opset);
+  // The newer version of the two sources' wins; on a tie (a version whose types libonnx has
+  // wrong, which the table holds too) the table's.
+  const Found table = from_table(domain, op_type, opset);
+  const Found libonnx = from_libonnx(domain, op_type, opset);
+  return table.since >= libonnx.since && table.since > 0 ? table.types : libonnx.types;
 }
 
 void load_op_types() {

@@ -1,7 +1,8 @@
 // The types an ONNX op version takes and gives (its signature's formal parameters and the types
 // each allows), from one of two sources: libonnx's schema registry for the versions libonnx 1.12
 // knows (ai.onnx up to opset 17, ai.onnx.ml 3, ai.onnx.preview.training 1), and kiln's table
-// generated from the ONNX spec for the newer ones (op_types_table.h).
+// generated from the ONNX spec for the newer ones and for the few libonnx has wrong (Erf-13,
+// GridSample-16; op_types_table.h).
 #pragma once
 
 #include <string>

@@ -3,11 +3,12 @@
 // Do not edit; run the generator again (its usage says how).
 //
 // The type constraints of the ONNX op versions libonnx 1.12 does not know (ai.onnx 18 and
-// newer, ai.onnx.ml 4 and newer, ai.onnx.preview): each row is domain, op, the version it
-// appeared in, whether that version is deprecated, its inputs and outputs (NAME:TYPE, TYPE a
-// type parameter or a type; suffix ? optional, * variadic of one type, + variadic of several
-// types) and its type parameters ("T: tensor(float) tensor(double); I: tensor(int64)").
-// Then the newest opset of each domain the spec describes.
+// newer, ai.onnx.ml 4 and newer, ai.onnx.preview) and of those it has wrong (Erf-13,
+// GridSample-16): each row is domain, op, the version it appeared in, whether that version is
+// deprecated, its inputs and outputs (NAME:TYPE, TYPE a type parameter or a type; suffix ?
+// optional, * variadic of one type, + variadic of several types) and its type parameters
+// ("T: tensor(float) tensor(double); I: tensor(int64)"). Then the newest opset of each domain
+// the spec describes.
 #include "onnx/op_types_table.h"
 
 namespace kiln {
@@ -404,6 +405,10 @@ std::span<const OpTypesRow> op_types_table() {
        "T: tensor(bool) tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) "
        "tensor(int16) tensor(int32) tensor(int64) tensor(float16) tensor(float) tensor(double) "
        "tensor(bfloat16) tensor(string); T1: tensor(bool)"},
+      {"", "Erf", 13, false,
+       "input:T",
+       "output:T",
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
       {"", "EyeLike", 22, false,
        "input:T1",
        "output:T2",
@@ -464,6 +469,13 @@ std::span<const OpTypesRow> op_types_table() {
        "X:T",
        "Y:T",
        "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+      {"", "GridSample", 16, false,
+       "X:T1 grid:T2",
+       "Y:T1",
+       "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
+       "tensor(int32) tensor(int64) tensor(float16) tensor(float) tensor(double) tensor(string) "
+       "tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(float16) tensor(float) "
+       "tensor(double)"},
       {"", "GridSample", 20, false,
        "X:T1 grid:T2",
        "Y:T1",

@@ -128,6 +128,23 @@ TEST(TypeConstraints, SignaturesComeFromLibonnxUpTo17AndFromTheSpecTableAfter) {
   EXPECT_TRUE(find_op_types("", "Concat", 13)->inputs[0].homogeneous);
 }
 
+// Versions whose types libonnx 1.12 has wrong come from the spec's table too.
+TEST(TypeConstraints, TheSpecCorrectsLibonnx) {
+  const OpTypes* erf = find_op_types("", "Erf", 17);
+  ASSERT_NE(erf, nullptr);
+  EXPECT_EQ(erf->source, "kiln's table");
+  EXPECT_EQ(erf->since, 13);
+  EXPECT_EQ(find_op_types("", "Erf", 12)->source, "libonnx");  // Erf-9
+  TestModel erf_int(13);  // libonnx lists the integer types for Erf-13
+  erf_int.node("Erf", {erf_int.value("x", kI32)}, {erf_int.value("y", kI32)});
+  EXPECT_EQ(verdict(erf_int.m),
+            "node 'Erf' (Erf): input 0 'x' has type int32, allowed: bfloat16, float16, float, double");
+  TestModel grid(16);  // GridSample-16: X and Y are T1, grid T2 (libonnx: grid T1, Y T2)
+  const TypeInfo kF64 = TypeInfo::tensor(DataType::kDouble);
+  grid.node("GridSample", {grid.value("x", kF64), grid.value("g", kF32)}, {grid.value("y", kF64)});
+  EXPECT_EQ(verdict(grid.m), "");
+}
+
 TEST(TypeConstraints, NewerOpsetsAreJudged) {
   TestModel relu(18);  // Relu-14 still: libonnx's schema judges it
   relu.node("Relu", {relu.value("x", TypeInfo::tensor(DataType::kUInt8))},
