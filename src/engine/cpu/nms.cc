@@ -88,6 +88,7 @@ class XGrid {
 std::vector<int64_t> non_max_suppression(const float* boxes, const float* scores, int64_t batches,
                                          int64_t classes, int64_t num_boxes, const NmsOptions& o) {
   std::vector<int64_t> out;
+  if (batches <= 0 || classes <= 0 || num_boxes <= 0) return out;  // (no pointer arithmetic on empties)
   std::vector<Extent> ext(num_boxes);
   std::vector<int64_t> cand;
   std::vector<int64_t> kept;     // box indices, in selection order
