@@ -135,31 +135,8 @@ TEST(CompiledModel, SubgraphsReadValuesOfTheFastSteps) {
     Value* x = b.input("x", {1, 4, 5, 5});
     Value* cond = b.input("cond", {}, DataType::kBool);
     Value* c = b.op("Conv", {x, b.constant("w", random_tensor({4, 4, 1, 1}, 3))});
-    Model m = b.take();
-    auto branch = [&](const std::string& op) {
-      auto g = std::make_shared<Graph>(m.graph.get());
-      g->name = op;
-      Node* n = g->add_node(op);
-      n->opset = 17;
-      g->set_input(n, 0, c);
-      Value* out = g->add_value(op + "_out");
-      g->set_output(n, 0, out);
-      g->outputs.push_back(out);
-      return g;
-    };
-    Node* n = m.graph->add_node("If");
-    n->opset = 17;
-    n->name = "if";
-    Attribute then_a{.name = "then_branch", .kind = AttrKind::kGraph};
-    then_a.g = branch("Relu");
-    Attribute else_a{.name = "else_branch", .kind = AttrKind::kGraph};
-    else_a.g = branch("Neg");
-    n->attrs = {then_a, else_a};
-    m.graph->set_input(n, 0, cond);
-    Value* y = m.graph->add_value("y");
-    m.graph->set_output(n, 0, y);
-    m.graph->outputs.push_back(y);
-    return m;
+    b.output(b.if_op(cond, {"Relu", {c}}, {"Neg", {c}}));
+    return b.take();
   };
   for (bool cond : {true, false}) {
     Tensor t(DataType::kBool, {});

@@ -89,35 +89,8 @@ TEST(ContextKernels, NmsInsideAnIfBranch) {
     std::vector<Value*> ins{b.input("boxes", {1, 150, 4}), b.input("scores", {1, 1, 150})};
     Value* cond = b.input("cond", {}, DataType::kBool);
     nms_thresholds(b, ins);
-    Model m = b.take();
-    auto branch = [&](bool with_nms) {
-      auto g = std::make_shared<Graph>(m.graph.get());
-      g->name = with_nms ? "then" : "else";
-      Node* n = g->add_node(with_nms ? "NonMaxSuppression" : "Shape");
-      n->opset = 11;
-      if (with_nms) {
-        for (size_t i = 0; i < ins.size(); ++i) g->set_input(n, static_cast<int>(i), ins[i]);
-      } else {
-        g->set_input(n, 0, ins[0]);
-      }
-      Value* out = g->add_value(g->name + "_out");
-      g->set_output(n, 0, out);
-      g->outputs.push_back(out);
-      return g;
-    };
-    Node* n = m.graph->add_node("If");
-    n->opset = 11;
-    n->name = "if";
-    Attribute then_a{.name = "then_branch", .kind = AttrKind::kGraph};
-    then_a.g = branch(true);
-    Attribute else_a{.name = "else_branch", .kind = AttrKind::kGraph};
-    else_a.g = branch(false);
-    n->attrs = {then_a, else_a};
-    m.graph->set_input(n, 0, cond);
-    Value* y = m.graph->add_value("y");
-    m.graph->set_output(n, 0, y);
-    m.graph->outputs.push_back(y);
-    return m;
+    b.output(b.if_op(cond, {"NonMaxSuppression", ins}, {"Shape", {ins[0]}}));
+    return b.take();
   };
   std::vector<Tensor> feeds = nms_feeds(150);
   Tensor cond(DataType::kBool, {});

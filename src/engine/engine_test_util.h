@@ -94,10 +94,44 @@ class ModelBuilder {
     return node(op, std::move(ins), std::move(attrs)).at(0);
   }
   void output(Value* v) { g().outputs.push_back(v); }
+
+  // One branch of an If: a single node of `op` that reads `inputs`, values of the main graph
+  // (outer scope); its output is the branch's.
+  struct Branch {
+    std::string op;
+    std::vector<Value*> inputs;
+  };
+  // An If node named "if" of `cond` with the branch graphs then_branch and else_branch (their
+  // nodes named then_<op> and else_<op>); returns its output.
+  Value* if_op(Value* cond, const Branch& then_b, const Branch& else_b) {
+    Node* n = g().add_node("If");
+    n->name = "if";
+    n->opset = static_cast<int>(m_.opsets.at(""));
+    n->attrs = {branch("then", then_b), branch("else", else_b)};
+    g().set_input(n, 0, cond);
+    Value* out = g().add_value("if_out0");
+    g().set_output(n, 0, out);
+    return out;
+  }
+
   Model take() { return std::move(m_); }
 
  private:
   Graph& g() { return *m_.graph; }
+  Attribute branch(const std::string& which, const Branch& b) {
+    auto body = std::make_shared<Graph>(&g());
+    body->name = which + "_branch";
+    Node* n = body->add_node(b.op);
+    n->name = which + "_" + b.op;
+    n->opset = static_cast<int>(m_.opsets.at(""));
+    for (size_t i = 0; i < b.inputs.size(); ++i) body->set_input(n, static_cast<int>(i), b.inputs[i]);
+    Value* out = body->add_value(n->name + "_out0");
+    body->set_output(n, 0, out);
+    body->outputs.push_back(out);
+    Attribute a{.name = body->name, .kind = AttrKind::kGraph};
+    a.g = std::move(body);
+    return a;
+  }
   Model m_;
   int count_ = 0;
 };
