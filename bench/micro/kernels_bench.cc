@@ -14,6 +14,7 @@
 #include "engine/cpu/elementwise.h"
 #include "engine/cpu/fused_elementwise.h"
 #include "engine/cpu/layout.h"
+#include "engine/cpu/nms.h"
 #include "engine/cpu/normalization.h"
 #include "engine/cpu/reduce.h"
 #include "engine/cpu/reference_op.h"
@@ -317,6 +318,35 @@ void register_resize() {
   }
 }
 
+// NonMaxSuppression as torchvision's batched NMS exports it: the boxes of 30 classes shifted
+// apart (SSDlite's has 27000 boxes of 90 classes), every box a candidate, IoU 0.5.
+void register_nms() {
+  constexpr int64_t kBoxes = 9000, kClasses = 30;
+  auto boxes = std::make_shared<Tensor>(DataType::kFloat, std::vector<int64_t>{1, kBoxes, 4});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> pos(0, 300), size(4, 120);
+  for (int64_t i = 0; i < kBoxes; ++i) {
+    const float shift = 321.0f * static_cast<float>(i % kClasses), x = pos(rng) + shift,
+                y = pos(rng) + shift;
+    float* b = boxes->data<float>() + i * 4;
+    b[0] = y, b[1] = x, b[2] = y + size(rng), b[3] = x + size(rng);
+  }
+  auto scores = std::make_shared<Tensor>(input({1, 1, kBoxes}, 4));
+  const std::string what = "NonMaxSuppression/9000 boxes, 30 classes";
+  add("kiln/" + what, [=](benchmark::State& s) {
+    const NmsOptions o{.max_output_boxes_per_class = kBoxes, .iou_threshold = 0.5};
+    benchmark::DoNotOptimize(
+        non_max_suppression(boxes->data<float>(), scores->data<float>(), 1, 1, kBoxes, o));
+  });
+  auto ref = std::make_shared<ReferenceOp>("NonMaxSuppression", 11);
+  auto max_out = std::make_shared<Tensor>(Tensor::from_int64s(std::vector<int64_t>{kBoxes}));
+  auto iou = std::make_shared<Tensor>(DataType::kFloat, std::vector<int64_t>{1});
+  iou->data<float>()[0] = 0.5f;
+  add("ref/" + what, [=](benchmark::State& s) {
+    benchmark::DoNotOptimize(ref->run1({*boxes, *scores, *max_out, *iou}));
+  });
+}
+
 }  // namespace
 }  // namespace kiln::cpu
 
@@ -329,6 +359,7 @@ int main(int argc, char** argv) {
   register_rows();
   register_layout();
   register_resize();
+  register_nms();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
