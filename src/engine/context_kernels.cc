@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "engine/cpu/indexing.h"
 #include "engine/cpu/nms.h"
 #include "engine/cpu/resize.h"
 #include "engine/reference_step.h"
@@ -104,16 +105,32 @@ void run_resize(KernelContext& ctx) {
   ctx.set_output(0, std::move(y));
 }
 
+void run_non_zero(KernelContext& ctx) {
+  auto y = cpu::non_zero(ctx.input(0));
+  if (!y) return reference_kernel(ctx.node())(ctx);
+  ctx.set_output(0, std::move(*y));
+}
+
+void run_gather_nd(KernelContext& ctx) {
+  auto y = attr_int(ctx.node(), "batch_dims", 0) == 0
+               ? cpu::gather_nd(ctx.input(0), ctx.input(1))
+               : std::nullopt;
+  if (!y) return reference_kernel(ctx.node())(ctx);
+  ctx.set_output(0, std::move(*y));
+}
+
 struct ContextKernel {
   std::string_view op;    // of the ai.onnx domain
   std::string_view name;  // the kernel's name in plans and profiles
   KernelFn fn;
 };
 
-const std::array<ContextKernel, 2>& context_kernels() {
-  static const std::array<ContextKernel, 2> kernels{{
+const std::array<ContextKernel, 4>& context_kernels() {
+  static const std::array<ContextKernel, 4> kernels{{
       {"NonMaxSuppression", "cpu.nms", run_nms},
       {"Resize", "cpu.resize", run_resize},
+      {"NonZero", "cpu.nonzero", run_non_zero},
+      {"GatherND", "cpu.gather_nd", run_gather_nd},
   }};
   return kernels;
 }
