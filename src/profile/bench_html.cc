@@ -90,7 +90,9 @@ void latency_section(HtmlPage& page, const BenchReport& r) {
               "A dot per run; the box spans the 25th to 75th percentile, the bar is the median.");
   page.figure(histogram_svg({.title = "Latency histogram", .value_axis = "latency (ms)",
                              .series = series}),
-              "Runs per latency bin; every series shares the bins.");
+              "Runs per latency bin; every series shares the bins. The bins end at 1.5 "
+              "interquartile ranges above the 75th percentile; slower runs are counted in the "
+              "bin on the right.");
   page.figure(series_svg({.title = "Runs in order",
                           .index_axis = "timed run",
                           .value_axis = "latency (ms)",

@@ -15,6 +15,13 @@ std::string shorten(const std::string& s, size_t max_chars) {
   return s.substr(0, max_chars - 1) + "\u2026";
 }
 
+double quantile(const std::vector<double>& sorted, double p) {
+  const double at = p * static_cast<double>(sorted.size() - 1);
+  const size_t i = static_cast<size_t>(at);
+  return i + 1 < sorted.size() ? sorted[i] + (at - static_cast<double>(i)) * (sorted[i + 1] - sorted[i])
+                               : sorted[i];
+}
+
 void draw_title(Svg& svg, const std::string& title) {
   svg.text(12, 22, title, {.size = 15, .bold = true, .fill = "#222"});
 }

@@ -22,6 +22,9 @@ double text_width(std::string_view s, double size = 12);
 // At most max_chars, an ellipsis at the end when cut.
 std::string shorten(const std::string& s, size_t max_chars);
 void draw_title(Svg& svg, const std::string& title);
+// The value at fraction p (0..1) of sorted, non-empty samples, interpolated linearly between
+// neighbouring order statistics.
+double quantile(const std::vector<double>& sorted, double p);
 // Legend rows laid out across `width` from (x, y), drawn when svg is given; returns the height
 // they take (so a chart can size itself before drawing).
 double layout_legend(const Legend& legend, double x, double width, Svg* svg, double y);

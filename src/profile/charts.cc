@@ -178,11 +178,7 @@ std::string distribution_svg(const DistributionChart& c) {
     if (s.samples.empty()) continue;
     std::vector<double> v = s.samples;
     std::sort(v.begin(), v.end());
-    auto q = [&](double p) {  // linear interpolation between order statistics
-      const double at = p * static_cast<double>(v.size() - 1);
-      const size_t i = static_cast<size_t>(at);
-      return i + 1 < v.size() ? v[i] + (at - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
-    };
+    auto q = [&](double p) { return quantile(v, p); };
     const std::string tip = fmt::format("{}: {} samples, min {}, median {}, max {}", s.name,
                                         v.size(), value_label(v.front()), value_label(q(0.5)),
                                         value_label(v.back()));

@@ -85,6 +85,8 @@ std::string distribution_svg(const DistributionChart& c);
 
 // Samples counted into equal bins over the range of all series together; several series share the
 // bins, side by side within each. `bins` 0: about the square root of the largest series' size.
+// The bins end at 1.5 interquartile ranges above the 75th percentile (or the largest sample);
+// samples beyond fall into an overflow bin at the right that says how many they are.
 struct HistogramChart {
   std::string title;
   std::string value_axis;  // "latency (ms)"

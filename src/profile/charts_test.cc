@@ -11,11 +11,7 @@
 namespace kiln {
 namespace {
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1)) ++n;
-  return n;
-}
+using testing::count;
 
 TEST(Svg, EscapesTextAndTooltips) {
   Svg svg(100, 50, "a <chart>");
@@ -135,6 +131,22 @@ TEST(Charts, HistogramCountsEverySampleInSharedBins) {
   EXPECT_NE(s.find("after: 2 of 2 samples in [1.75, 2.5)"), std::string::npos);
   EXPECT_NE(s.find(">samples<"), std::string::npos);
   EXPECT_EQ(count(s, R"(fill="#aa0000")"), 2u + 1);  // bars and the legend swatch
+}
+
+// One run 100 times slower would put every other run into the first bin; the bins end at the
+// fence (75th percentile + 1.5 IQR) and the outlier is counted in the overflow bin.
+TEST(Charts, HistogramPutsOutliersInAnOverflowBin) {
+  HistogramChart c;
+  c.bins = 4;
+  c.series = {{"runs", "#aa0000", {1, 1.2, 1.4, 1.6, 1.8, 2, 200}}};
+  const std::string s = histogram_svg(c);
+  EXPECT_EQ(testing::markup_problem(s), "");
+  // Quartiles 1.3 and 1.9, fence 2.8 (beyond the largest regular sample 2): bins of 0.25 from 1.
+  EXPECT_NE(s.find("runs: 2 of 7 samples in [1, 1.25)"), std::string::npos);
+  EXPECT_NE(s.find("runs: 2 of 7 samples in [1.75, 2)"), std::string::npos);
+  EXPECT_NE(s.find("runs: 1 of 7 samples beyond 2 (up to 200)"), std::string::npos);
+  EXPECT_NE(s.find(">1 beyond<"), std::string::npos);
+  EXPECT_NE(s.find(">&gt; 2<"), std::string::npos);
 }
 
 TEST(Charts, HistogramOfOneValueOrNoneStaysValid) {

@@ -8,11 +8,7 @@
 namespace kiln {
 namespace {
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1)) ++n;
-  return n;
-}
+using testing::count;
 
 OptimizeReport sample_report() {
   OptimizeReport r;

@@ -81,4 +81,11 @@ inline std::string markup_problem(std::string_view s) {
   return open.empty() ? "" : "<" + open.back() + "> is never closed";
 }
 
+// How many times `what` occurs in s (overlapping ones too): bars, dots and rows of a report.
+inline size_t count(std::string_view s, std::string_view what) {
+  size_t n = 0;
+  for (size_t i = s.find(what); i != std::string_view::npos; i = s.find(what, i + 1)) ++n;
+  return n;
+}
+
 }  // namespace kiln::testing
