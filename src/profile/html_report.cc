@@ -19,19 +19,40 @@ namespace {
 constexpr int kColoredOps = 11;  // op types with their own colour; the rest are "other"
 constexpr const char* kOther = "other";
 
-// Op types by time get the palette in order; the rest share grey.
+// A row of the op type chart: an op type of the main graph or of the subgraphs.
+struct OpTime {
+  const WorkStats* op;
+  bool in_subgraphs;
+  std::string label() const { return op->label + (in_subgraphs ? " (in subgraphs)" : ""); }
+};
+
+// Main graph and subgraph op types by their own time, most first: a node holding subgraphs (an
+// If) counts only its time outside them, so together they add up to the run's node time.
+std::vector<OpTime> op_times(const ProfileSummary& s) {
+  std::vector<OpTime> rows;
+  for (const WorkStats& w : s.ops) rows.push_back({&w, false});
+  for (const WorkStats& w : s.subgraph_ops) rows.push_back({&w, true});
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const OpTime& a, const OpTime& b) { return a.op->own_ms > b.op->own_ms; });
+  return rows;
+}
+
+// Op types by own time (main graph and subgraphs alike) get the palette in order; the rest share
+// grey.
 class OpColors {
  public:
-  explicit OpColors(const ProfileSummary& s) {
-    for (size_t i = 0; i < s.ops.size(); ++i) {
-      const bool own = static_cast<int>(i) < kColoredOps;
-      color_[s.ops[i].label] = own ? category_color(static_cast<int>(i)) : kOtherColor;
-      group_[s.ops[i].label] = own ? s.ops[i].label : kOther;
-      if (own) legend_.push_back({s.ops[i].label, color_[s.ops[i].label]});
+  explicit OpColors(const std::vector<OpTime>& ranked) {
+    for (const OpTime& t : ranked) {
+      const std::string& op = t.op->label;
+      if (color_.count(op)) continue;  // in the main graph and in subgraphs: one colour
+      const int rank = static_cast<int>(color_.size());
+      const bool own = rank < kColoredOps;
+      color_[op] = own ? category_color(rank) : kOtherColor;
+      group_[op] = own ? op : kOther;
+      if (own) legend_.push_back({op, color_[op]});
+      else if (rank == kColoredOps) legend_.push_back({kOther, kOtherColor});  // last
     }
-    if (s.ops.size() > kColoredOps) legend_.push_back({kOther, kOtherColor});
   }
-  // Subgraph nodes of op types with no depth-0 node are "other" too.
   std::string color(const std::string& op) const {
     auto it = color_.find(op);
     return it == color_.end() ? kOtherColor : it->second;
@@ -47,25 +68,33 @@ class OpColors {
   Legend legend_;
 };
 
-std::string time_by_op_chart(const ProfileSummary& s, const OpColors& colors) {
+std::string op_time_tooltip(const OpTime& t) {
+  const WorkStats& w = *t.op;
+  std::string s = fmt::format("{}: {} per run, {} of the run, {} nodes", t.label(),
+                              format_ms(w.own_ms),
+                              format_percent(w.ms > 0 ? w.share * w.own_ms / w.ms : 0), w.nodes);
+  if (w.ms - w.own_ms > 0)
+    s += fmt::format("; {} with the nodes inside its subgraphs (their own rows)", format_ms(w.ms));
+  return s;
+}
+
+std::string time_by_op_chart(const std::vector<OpTime>& rows, const OpColors& colors) {
   BarChart c;
   c.title = "Time by op type";
   c.value_axis = "time per run (ms)";
   BarSeries series{"time", category_color(0), {}};
   double other = 0;
   int other_ops = 0;
-  for (size_t i = 0; i < s.ops.size(); ++i) {
-    const WorkStats& w = s.ops[i];
+  for (size_t i = 0; i < rows.size(); ++i) {
     if (static_cast<int>(i) >= kColoredOps) {
-      other += w.ms;
+      other += rows[i].op->own_ms;
       ++other_ops;
       continue;
     }
-    c.rows.push_back(w.label);
-    series.values.push_back(w.ms);
-    c.row_colors.push_back(colors.color(w.label));
-    c.tooltips.push_back(fmt::format("{}: {} per run, {} of the run, {} nodes", w.label,
-                                     format_ms(w.ms), format_percent(w.share), w.nodes));
+    c.rows.push_back(rows[i].label());
+    series.values.push_back(rows[i].op->own_ms);
+    c.row_colors.push_back(colors.color(rows[i].op->label));
+    c.tooltips.push_back(op_time_tooltip(rows[i]));
   }
   if (other_ops > 0) {
     c.rows.push_back(fmt::format("{} other op types", other_ops));
@@ -175,7 +204,8 @@ void model_section(HtmlPage& page, const ModelSummary& m) {
 
 std::string profile_html(const ProfileReport& r) {
   const ProfileSummary& s = r.summary;
-  const OpColors colors(s);
+  const std::vector<OpTime> op_rows_by_time = op_times(s);
+  const OpColors colors(op_rows_by_time);
   std::string file = r.model.path;
   if (const size_t slash = file.find_last_of('/'); slash != std::string::npos)
     file = file.substr(slash + 1);
@@ -183,11 +213,14 @@ std::string profile_html(const ProfileReport& r) {
   page.facts(run_facts(r));
 
   page.heading("Where the time goes");
-  page.figure(time_by_op_chart(s, colors),
-              "Mean time per measured run of the main graph's nodes, by op type.");
+  page.figure(time_by_op_chart(op_rows_by_time, colors),
+              "Mean time per measured run by op type. Nodes inside If, Loop and Scan bodies have "
+              "rows of their own (\"in subgraphs\"); the node holding them counts only its time "
+              "outside them, so no time is counted twice.");
   const int run = median_run(s);
   page.figure(timeline_chart(r, colors, run),
-              "Each bar is one node as it ran; lanes are op types. Hover a bar for the node.");
+              "Each bar is one node as it ran; lanes are op types. Nodes inside subgraphs run "
+              "within the bar of the node holding them. Hover a bar for the node.");
 
   page.heading("Against the machine");
   int unplaced = 0;

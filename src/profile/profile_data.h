@@ -60,6 +60,13 @@ struct ProfileData {
 std::string node_display_name(const Node& n);
 // "Conv", or "domain.Op" outside ai.onnx.
 std::string node_op_name(const Node& n);
+// The node of a subgraph's parent graph that holds it in an attribute (null when none does), and
+// its step of a subgraph path ("if > then_branch", "scan > body[1]"; the graph's name without one).
+struct SubgraphHolder {
+  const Node* node = nullptr;
+  std::string step;
+};
+SubgraphHolder holder_of(const Graph& g);
 // The subgraph path of a node (ProfiledNode::subgraph): empty in the main graph.
 std::string subgraph_path(const Node& n);
 

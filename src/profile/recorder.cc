@@ -89,17 +89,23 @@ std::string node_op_name(const Node& n) {
   return n.domain.empty() ? n.op_type : n.domain + "." + n.op_type;
 }
 
+SubgraphHolder holder_of(const Graph& g) {
+  SubgraphHolder h{nullptr, g.name.empty() ? "subgraph" : g.name};  // no holder found: the name
+  if (!g.parent()) return h;
+  for (const auto& node : g.parent()->nodes())
+    for (const Attribute& a : node->attrs) {
+      if (a.g.get() == &g) return {node.get(), node_display_name(*node) + " > " + a.name};
+      for (size_t k = 0; k < a.graphs.size(); ++k)
+        if (a.graphs[k].get() == &g)
+          return {node.get(), fmt::format("{} > {}[{}]", node_display_name(*node), a.name, k)};
+    }
+  return h;
+}
+
 std::string subgraph_path(const Node& n) {
   std::string path;
   for (const Graph* g = n.owner; g && g->parent(); g = g->parent()) {
-    std::string step = g->name.empty() ? "subgraph" : g->name;  // no holder found: the graph's name
-    for (const auto& holder : g->parent()->nodes())
-      for (const Attribute& a : holder->attrs) {
-        if (a.g.get() == g) step = node_display_name(*holder) + " > " + a.name;
-        for (size_t k = 0; k < a.graphs.size(); ++k)
-          if (a.graphs[k].get() == g)
-            step = fmt::format("{} > {}[{}]", node_display_name(*holder), a.name, k);
-      }
+    const std::string step = holder_of(*g).step;
     path = path.empty() ? step : step + " > " + path;
   }
   return path;

@@ -47,6 +47,14 @@ TEST(SubgraphProfile, FastEngineReportsTheNodesInsideAnIf) {
   EXPECT_EQ(s.subgraph_ops[0].label, "Neg");
   EXPECT_EQ(s.subgraph_ops[0].nodes, 1);
   for (const WorkStats& w : s.ops) EXPECT_NE(w.label, "Neg");
+  // The If's own time leaves the Neg's out, so main and subgraph op types add up to the nodes'.
+  double own = 0;
+  for (const WorkStats& w : s.ops) {
+    own += w.own_ms;
+    if (w.label == "If") EXPECT_NEAR(w.own_ms, w.ms - s.subgraph_ops[0].ms, 1e-9);
+    else EXPECT_EQ(w.own_ms, w.ms);
+  }
+  EXPECT_NEAR(own + s.subgraph_ops[0].own_ms, s.total.ms, 1e-9);
 
   // The trace's event carries the path; the node table names it.
   bool traced = false;
@@ -59,6 +67,8 @@ TEST(SubgraphProfile, FastEngineReportsTheNodesInsideAnIf) {
   bool listed = false;
   for (const auto& row : node_rows(r, 0).rows) listed |= row[0] == "else_Neg (in if > else_branch)";
   EXPECT_TRUE(listed);
+  // The page's op type chart has the subgraph's op type as a row of its own.
+  EXPECT_NE(profile_html(r).find(">Neg (in subgraphs)<"), std::string::npos);
 }
 
 TEST(SubgraphProfile, PathsOfNestedSubgraphs) {

@@ -18,6 +18,7 @@ double ms_of(const TimeSpan& s) { return static_cast<double>(s.duration_ns()) / 
 struct Group {
   WorkStats stats;
   double total_ns = 0;
+  double inner_ns = 0;  // of executions inside the group's subgraphs, one level down
   double executions = 0;
   std::set<std::string> kernels;
 
@@ -33,6 +34,7 @@ struct Group {
   WorkStats finish(int runs, double run_ms, const Roofline& roof) {
     WorkStats s = stats;
     s.ms = total_ns / 1e6 / runs;
+    s.own_ms = (total_ns - inner_ns) / 1e6 / runs;
     s.calls = executions / runs;
     s.flops /= runs;
     s.bytes /= runs;
@@ -53,6 +55,17 @@ std::vector<WorkStats> by_time(std::vector<WorkStats> v) {
     return a.ms > b.ms;
   });
   return v;
+}
+
+// Per entry of data.nodes: the node holding the subgraph it ran in (an If), null in the main
+// graph or where the holder is unknown.
+std::vector<const Node*> holding_nodes(const ProfileData& data) {
+  std::vector<const Node*> holders;
+  holders.reserve(data.nodes.size());
+  for (const ProfiledNode& n : data.nodes)
+    holders.push_back(n.depth > 0 && n.node && n.node->owner ? holder_of(*n.node->owner).node
+                                                             : nullptr);
+  return holders;
 }
 
 }  // namespace
@@ -83,17 +96,25 @@ ProfileSummary summarize(const ProfileData& data, const Roofline& roof) {
   Group total;
   std::map<std::string, Group> ops, subgraph_ops;
   std::vector<Group> nodes(data.nodes.size());
+  const std::vector<const Node*> holders = holding_nodes(data);
+  std::map<std::pair<int, std::string>, int64_t> inner;  // (holder's depth, op type) -> time
   for (const NodeExecution& e : data.executions) {
     const ProfiledNode& n = data.nodes.at(e.node);
     const int64_t ns = e.span.duration_ns();
     nodes[e.node].add(n, ns);
     if (n.depth != 0) {
       subgraph_ops[n.op_type].add(n, ns);
+      if (const Node* h = holders[e.node]) inner[{n.depth - 1, node_op_name(*h)}] += ns;
       continue;
     }
     sum.node_ms.at(e.run) += static_cast<double>(ns) / 1e6;
     total.add(n, ns);
     ops[n.op_type].add(n, ns);
+  }
+  // The time of subgraph nodes is not their holder's own (at the holder's level only).
+  for (const auto& [at, ns] : inner) {
+    auto& groups = at.first == 0 ? ops : subgraph_ops;
+    if (auto g = groups.find(at.second); g != groups.end()) g->second.inner_ns += static_cast<double>(ns);
   }
   const double run_ms = sum.latency.mean_ms;
   sum.nodes_ms = latency_stats(sum.node_ms).mean_ms;

@@ -20,6 +20,9 @@ struct WorkStats {
   int nodes = 0;        // nodes in the group
   double calls = 0;     // executions per run
   double ms = 0;        // mean time per run
+  // Of an op type: ms less the time of the nodes run inside its nodes' subgraphs (an If's branch
+  // nodes, which subgraph_ops counts): what the op spent itself. Elsewhere the same as ms.
+  double own_ms = 0;
   double share = 0;     // ms over the mean run latency
   double flops = 0;     // per run
   double bytes = 0;     // per run
