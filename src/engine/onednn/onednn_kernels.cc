@@ -9,6 +9,7 @@ void register_onednn_kernels(KernelTable& t) {
   register_onednn_pool(t);
   register_onednn_batch_norm(t);
   register_onednn_windows(t);
+  register_onednn_attention(t);
 }
 
 }  // namespace kiln::engine

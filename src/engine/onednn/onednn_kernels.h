@@ -11,5 +11,6 @@ void register_onednn_matmul(KernelTable& t);
 void register_onednn_pool(KernelTable& t);
 void register_onednn_batch_norm(KernelTable& t);
 void register_onednn_windows(KernelTable& t);
+void register_onednn_attention(KernelTable& t);
 
 }  // namespace kiln::engine
