@@ -71,6 +71,7 @@ ordered_json profile_json(const ProfileReport& r) {
       o["nodes"] = w.nodes;
       o["kernels"] = w.kernels;
       o.update(work_json(w));
+      o["own_ms_per_run"] = w.own_ms;  // without the nodes inside its subgraphs
       list.push_back(o);
     }
     return list;
