@@ -1,5 +1,6 @@
 #include "onnx/export.h"
 
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -24,6 +25,30 @@ void metadata_to_unknown(google::protobuf::Message& m, int number,
     e.set_key(k);
     e.set_value(v);
     add_unknown_message(m, number, e.SerializeAsString());
+  }
+}
+
+// Writes `n` bytes at the stream's position, seeking over the file pages that would be all zero so
+// that they become holes of a sparse file: zero-initialized or pruned weights then cost no disk
+// writes (on a disk that writes 50 MB/s, a 2 GB data file is 40 s). The caller sets the file's
+// final size, since a skipped tail leaves the file short.
+void write_skipping_zero_pages(std::ostream& out, const char* p, size_t n) {
+  constexpr size_t kPage = 4096;
+  static const char zeros[kPage] = {};
+  const auto start = static_cast<size_t>(out.tellp());
+  // Pieces end at file page boundaries; a run of pieces of one kind is one write or one seek.
+  auto piece_end = [&](size_t at) { return std::min(n, (start + at) / kPage * kPage + kPage - start); };
+  auto is_hole = [&](size_t at, size_t end) {
+    return end - at == kPage && std::memcmp(p + at, zeros, kPage) == 0;
+  };
+  size_t at = 0;
+  while (at < n) {
+    size_t end = piece_end(at);
+    const bool hole = is_hole(at, end);
+    while (end < n && is_hole(end, piece_end(end)) == hole) end = piece_end(end);
+    if (hole) out.seekp(static_cast<std::streamoff>(end - at), std::ios::cur);
+    else out.write(p + at, static_cast<std::streamsize>(end - at));
+    at = end;
   }
 }
 
@@ -111,7 +136,7 @@ class Exporter {
     const int64_t pad = (64 - offset % 64) % 64;  // aligned, so the loader can view in place
     for (int64_t i = 0; i < pad; ++i) data_->put('\0');
     offset += pad;
-    data_->write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+    write_skipping_zero_pages(*data_, static_cast<const char*>(t.raw()), t.nbytes());
     KILN_CHECK(data_->good(), ErrorKind::kBadInput, "cannot write external data '{}'", location_);
     tp.set_data_location(onnx::TensorProto::EXTERNAL);
     auto kv = [&](const char* k, const std::string& v) {
@@ -309,9 +334,18 @@ std::string serialize_model(const Model& m) {
   return mp.SerializeAsString();
 }
 
-void save_model(const Model& m, const std::filesystem::path& path, const SaveOptions& opts_in) {
+bool needs_external_data(const Model& m) {
+  // protobuf cannot serialize a message of 2 GB or more; the rest of the model gets 64 MB.
+  return constant_bytes(*m.graph) > (int64_t(1) << 31) - (int64_t(64) << 20);
+}
+
+SavedModel save_model(const Model& m, const std::filesystem::path& path, const SaveOptions& opts_in) {
   SaveOptions opts = opts_in;
-  if (constant_bytes(*m.graph) > (int64_t(1) << 31) - (int64_t(64) << 20)) opts.external_data = true;
+  SavedModel saved;
+  if (!opts.external_data && needs_external_data(m)) {
+    opts.external_data = true;
+    saved.external_data_forced = true;
+  }
   onnx::ModelProto mp;
   if (opts.external_data) {
     const std::string location = path.filename().string() + ".data";
@@ -320,9 +354,14 @@ void save_model(const Model& m, const std::filesystem::path& path, const SaveOpt
     std::ofstream data(tmp, std::ios::binary | std::ios::trunc);
     KILN_CHECK(data.good(), ErrorKind::kBadInput, "cannot write '{}'", tmp);
     Exporter(opts, &data, location).model(m, mp);
+    const auto size = static_cast<uintmax_t>(data.tellp());
     data.close();
     KILN_CHECK(data.good(), ErrorKind::kBadInput, "cannot write '{}' (disk full?)", tmp);
+    std::error_code ec;
+    if (std::filesystem::file_size(tmp, ec) < size) std::filesystem::resize_file(tmp, size, ec);
+    KILN_CHECK(!ec, ErrorKind::kBadInput, "cannot write '{}': {}", tmp, ec.message());
     std::filesystem::rename(tmp, data_path);
+    saved.data_path = data_path;
   } else {
     Exporter(opts, nullptr, "").model(m, mp);
   }
@@ -330,6 +369,7 @@ void save_model(const Model& m, const std::filesystem::path& path, const SaveOpt
   KILN_CHECK(mp.SerializeToString(&bytes), ErrorKind::kBadInput,
              "model too large to serialize; use external data");
   write_file_atomically(path, bytes);
+  return saved;
 }
 
 }  // namespace kiln

@@ -15,7 +15,14 @@ struct SaveOptions {
   bool write_inferred_types = false;  // value_info for every typed intermediate value
 };
 
-void save_model(const Model& m, const std::filesystem::path& path, const SaveOptions& opts = {});
+struct SavedModel {
+  std::filesystem::path data_path;    // the external data file, empty when none was written
+  bool external_data_forced = false;  // the model was too large for one file (needs_external_data)
+};
+
+// True when the model's constants pass what one protobuf message can hold (2 GB).
+bool needs_external_data(const Model& m);
+SavedModel save_model(const Model& m, const std::filesystem::path& path, const SaveOptions& opts = {});
 // The serialized ModelProto (no external data).
 std::string serialize_model(const Model& m);
 

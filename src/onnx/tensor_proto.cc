@@ -146,20 +146,22 @@ Tensor read_external(onnx::TensorProto& p, DataType dt, std::vector<int64_t> dim
   const auto path = with_context(what + ": ", [&] { return safe_external_path(external->model_dir, location); });
   auto& file = external->files[path];
   if (!file) file = MappedFile::open(path);
-  Tensor t(dt, std::move(dims));
-  const int64_t need = packed_bytes(dt, t.numel());
+  // The dims' product was checked by the caller; a Tensor is made only when the bytes must be
+  // copied (allocating first would zero a buffer the size of the weights and then drop it).
+  const int64_t need = packed_bytes(dt, *checked_product(dims));
   if (length < 0) length = file->size() - std::min(offset, file->size());
   KILN_CHECK(offset <= file->size() && length <= file->size() - offset, ErrorKind::kBadModel,
              "{}: external data offset {} + length {} is past the end of '{}' ({} bytes)", what,
              offset, length, location, file->size());
   KILN_CHECK(length == need, ErrorKind::kBadModel,
              "{}: external data length {} but {} {} needs {} bytes", what, length, dtype_name(dt),
-             dims_to_string(t.dims()), need);
+             dims_to_string(dims), need);
   uint8_t* src = file->data() + offset;
   const bool aligned = reinterpret_cast<uintptr_t>(src) % std::max<size_t>(dtype_size(dt), 1) == 0;
   if (!is_sub_byte(dt) && aligned && need > 0) {  // view in place: no copy of large weights
-    return Tensor::view(dt, t.dims(), std::shared_ptr<void>(file, file.get()), src);
+    return Tensor::view(dt, std::move(dims), std::shared_ptr<void>(file, file.get()), src);
   }
+  Tensor t(dt, std::move(dims));
   fill_from_raw(t, src, length, what);
   return t;
 }

@@ -108,9 +108,10 @@ int run_optimize(const OptimizeArgs& a) {
   const opt::OptimizeResult result = opt::optimize(m, passes, opts);
   SaveOptions save;
   save.external_data = a.external_data;
-  save_model(m, a.out, save);
+  const SavedModel saved = save_model(m, a.out, save);
   opt::ModelStats after = opt::model_stats(m);
   after.file_bytes = saved_bytes(a.out);
+  m = Model{};  // unmaps the input's weights before --verify maps both files (a 2 GB model: 2 GB)
 
   print_table(before, after);
   std::cout << fmt::format("{:<28}load {:.0f} ms, optimize {:.0f} ms ({} rounds, {} rewrites)\n",
@@ -121,6 +122,10 @@ int run_optimize(const OptimizeArgs& a) {
   if (!result.near_misses.empty())
     std::cout << fmt::format("{} near misses (see --report)\n", result.near_misses.size());
   std::cout << fmt::format("wrote {}\n", a.out);
+  if (saved.external_data_forced)
+    std::cout << fmt::format("  weights above 2 GB (protobuf's limit for one file): written to {} as "
+                             "external data (--external-data asks for this always)\n",
+                             saved.data_path.string());
 
   OptimizeReport report{.model = a.model,
                         .output = a.out,
