@@ -318,9 +318,15 @@ class Exporter {
   bool keep_unused_ = true;  // a save does not drop what the file had; dead-code passes do
 };
 
+// Initializers and tensor attributes (Constant nodes' values): what the exporter may move out.
 int64_t constant_bytes(const Graph& g) {
   int64_t total = 0;
   for (const Value* v : g.initializers) total += static_cast<int64_t>(v->data.nbytes());
+  for (const auto& n : g.nodes())
+    for (const Attribute& a : n->attrs) {
+      if (a.kind == AttrKind::kTensor) total += static_cast<int64_t>(a.t.nbytes());
+      for (const Tensor& t : a.tensors) total += static_cast<int64_t>(t.nbytes());
+    }
   for (const Graph* sg : g.subgraphs()) total += constant_bytes(*sg);
   return total;
 }
