@@ -67,7 +67,8 @@ TEST(SubgraphProfile, FastEngineReportsTheNodesInsideAnIf) {
   bool listed = false;
   for (const auto& row : node_rows(r, 0).rows) listed |= row[0] == "else_Neg (in if > else_branch)";
   EXPECT_TRUE(listed);
-  for (const auto& op : profile_json(r)["ops"]) {
+  const nlohmann::json j = profile_json(r);  // kept: a range-for over a temporary's member dangles
+  for (const auto& op : j["ops"]) {
     if (op["op"] == "If") {
       EXPECT_LT(op["own_ms_per_run"].get<double>(), op["ms_per_run"].get<double>());
     }
