@@ -245,14 +245,8 @@ bool build_conv(Group& g, Lowering& lw) {
   }
   step->threads = threads;
   step->bind_input(DNNL_ARG_SRC, lw.in_layout(x, made.pd.src_desc()), made.pd.src_desc(), geo.src);
-  if (auto bias = combined_bias(own_bias, made.unit_bias ? bias_constant(g.epilogue[0], f) : nullptr,
-                                geo.channels_out))
-    step->bind_constant(DNNL_ARG_BIAS, lw.weights().get(*bias, made.pd.bias_desc(), made.pd.bias_desc()));
-  const int share = bind_post_ops(made.post, made.pd.dst_desc(), lw, *step);
-  const int out = lw.define(g.output(), made.pd.dst_desc());
-  step->bind_output(DNNL_ARG_DST, out, made.pd.dst_desc(), OutputMemory::kPlanned, share);
-  step->bind_scratchpad(made.pd.scratchpad_desc(), lw.scratchpad());
-  lw.add(std::move(step));
+  finish_conv_step(std::move(step), made.pd, made.post, own_bias, made.unit_bias, geo.channels_out,
+                   g, f, lw);
   return true;
 }
 

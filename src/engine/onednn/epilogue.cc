@@ -276,4 +276,18 @@ std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64
   return b;
 }
 
+void finish_conv_step(std::unique_ptr<DnnlStep> step, const dnnl::primitive_desc_base& pd,
+                      const FusedPostOps& post, const Tensor* own_bias, bool unit_bias,
+                      int64_t channels_out, const Group& g, const GraphFacts& f, Lowering& lw) {
+  const dnnl::memory::desc bias_md = pd.weights_desc(1), dst_md = pd.dst_desc(0);
+  if (auto bias = combined_bias(own_bias, unit_bias ? bias_constant(g.epilogue[0], f) : nullptr,
+                                channels_out))
+    step->bind_constant(DNNL_ARG_BIAS, lw.weights().get(*bias, bias_md, bias_md));
+  const int share = bind_post_ops(post, dst_md, lw, *step);
+  const int out = lw.define(g.output(), dst_md);
+  step->bind_output(DNNL_ARG_DST, out, dst_md, OutputMemory::kPlanned, share);
+  step->bind_scratchpad(pd.scratchpad_desc(), lw.scratchpad());
+  lw.add(std::move(step));
+}
+
 }  // namespace kiln::engine

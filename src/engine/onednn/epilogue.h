@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -77,5 +78,12 @@ auto fuse_longest(Group& g, size_t min, Make&& make) -> decltype(make(size_t{0})
 std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64_t channels);
 // The constant of a bias unit.
 const Tensor* bias_constant(const EpilogueUnit& u, const GraphFacts& f);
+
+// The end of building a Conv or ConvTranspose step from pd: binds its bias (the anchor's own plus
+// g's leading bias unit when it was fused), the post-ops' operands, g's output and the
+// scratchpad, then adds the step to the plan.
+void finish_conv_step(std::unique_ptr<DnnlStep> step, const dnnl::primitive_desc_base& pd,
+                      const FusedPostOps& post, const Tensor* own_bias, bool unit_bias,
+                      int64_t channels_out, const Group& g, const GraphFacts& f, Lowering& lw);
 
 }  // namespace kiln::engine
