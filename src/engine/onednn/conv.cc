@@ -173,7 +173,6 @@ bool build_conv(Group& g, Lowering& lw) {
   const auto scale = g.prologue.empty() ? std::nullopt : input_scale(n, f, geo);
   const Value* x = scale ? scale->x : n.inputs[0];
   const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
-  const bool bias_unit = !g.epilogue.empty() && g.epilogue[0].is_bias;
   struct Made {
     dnnl::convolution_forward::primitive_desc pd;
     FusedPostOps post;
@@ -187,22 +186,14 @@ bool build_conv(Group& g, Lowering& lw) {
   const int threads = threads_for_work(flops);
   ThreadScope scope(threads);
   const Made made = fuse_longest(g, 0, [&](size_t units) {
-    const bool unit_bias = bias_unit && units > 0;
-    std::vector<EpilogueUnit> chain(g.epilogue.begin() + (unit_bias ? 1 : 0), g.epilogue.begin() + units);
-    FusedPostOps post = make_post_ops(chain, padded_to(rank), f);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(post.ops);
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const dnnl::memory::desc bias_md =
-        own_bias || unit_bias ? dnnl::memory::desc({geo.channels_out}, dt::f32, tag::x)
-                              : dnnl::memory::desc();
+    ConvFusion fu = conv_fusion(g, units, rank, own_bias != nullptr, geo.channels_out, f);
     auto make_pd = [&](dnnl::algorithm alg, const dnnl::memory::desc& src,
                        const dnnl::memory::desc& dst) {
       dnnl::convolution_forward::desc d(
           dnnl::prop_kind::forward_inference, alg, src,
-          dnnl::memory::desc(geo.weights, dt::f32, tag::any), bias_md, dst, geo.strides,
+          dnnl::memory::desc(geo.weights, dt::f32, tag::any), fu.bias_md, dst, geo.strides,
           geo.dilations, geo.pad_l, geo.pad_r);
-      return dnnl::convolution_forward::primitive_desc(d, attr, dnnl_engine());
+      return dnnl::convolution_forward::primitive_desc(d, fu.attr, dnnl_engine());
     };
     const auto any_src = dnnl::memory::desc(geo.src, dt::f32, tag::any);
     const auto any_dst = dnnl::memory::desc(geo.dst, dt::f32, tag::any);
@@ -223,12 +214,12 @@ bool build_conv(Group& g, Lowering& lw) {
     for (const auto& [alg, src, dst] : tries) {
       try {
         auto pd = make_pd(alg, src, dst);
-        if (is_optimized(pd.impl_info_str())) return Made{pd, std::move(post), unit_bias};
+        if (is_optimized(pd.impl_info_str())) return Made{pd, std::move(fu.post), fu.unit_bias};
       } catch (const dnnl::error&) {
       }
     }
-    return Made{make_pd(dnnl::algorithm::convolution_direct, any_src, any_dst), std::move(post),
-                unit_bias};
+    return Made{make_pd(dnnl::algorithm::convolution_direct, any_src, any_dst), std::move(fu.post),
+                fu.unit_bias};
   });
   std::unique_ptr<DnnlStep> step;
   if (scale) {

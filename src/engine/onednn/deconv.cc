@@ -98,7 +98,6 @@ bool build_deconv(Group& g, Lowering& lw) {
   const DeconvGeometry geo = *deconv_geometry(n, f);
   const int rank = static_cast<int>(geo.src.size());
   const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
-  const bool bias_unit = !g.epilogue.empty() && g.epilogue[0].is_bias;
   double flops = 2.0 * static_cast<double>(geo.src[1]);
   for (size_t i = 2; i < geo.src.size(); ++i) flops *= static_cast<double>(geo.src[i]);
   flops *= static_cast<double>(geo.channels_out);
@@ -110,22 +109,14 @@ bool build_deconv(Group& g, Lowering& lw) {
     bool unit_bias;
   };
   const Made made = fuse_longest(g, 0, [&](size_t units) {
-    const bool unit_bias = bias_unit && units > 0;
-    std::vector<EpilogueUnit> chain(g.epilogue.begin() + (unit_bias ? 1 : 0), g.epilogue.begin() + units);
-    FusedPostOps post = make_post_ops(chain, padded_to(rank), f);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(post.ops);
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const dnnl::memory::desc bias_md = own_bias || unit_bias
-                                           ? dnnl::memory::desc({geo.channels_out}, dt::f32, tag::x)
-                                           : dnnl::memory::desc();
+    ConvFusion fu = conv_fusion(g, units, rank, own_bias != nullptr, geo.channels_out, f);
     dnnl::deconvolution_forward::desc d(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
         dnnl::memory::desc(geo.src, dt::f32, tag::any), dnnl::memory::desc(geo.weights, dt::f32, tag::any),
-        bias_md, dnnl::memory::desc(geo.dst, dt::f32, tag::any), geo.strides, geo.dilations,
+        fu.bias_md, dnnl::memory::desc(geo.dst, dt::f32, tag::any), geo.strides, geo.dilations,
         geo.pad_l, geo.pad_r);
-    return Made{dnnl::deconvolution_forward::primitive_desc(d, attr, dnnl_engine()), std::move(post),
-                unit_bias};
+    return Made{dnnl::deconvolution_forward::primitive_desc(d, fu.attr, dnnl_engine()),
+                std::move(fu.post), fu.unit_bias};
   });
   auto step = std::make_unique<DnnlStep>(dnnl::deconvolution_forward(made.pd), &n, "onednn.deconv");
   step->threads = threads;

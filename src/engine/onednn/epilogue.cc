@@ -276,6 +276,21 @@ std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64
   return b;
 }
 
+ConvFusion conv_fusion(const Group& g, size_t units, int rank, bool own_bias, int64_t channels_out,
+                       const GraphFacts& f) {
+  ConvFusion c;
+  c.unit_bias = units > 0 && g.epilogue[0].is_bias;
+  const std::vector<EpilogueUnit> chain(g.epilogue.begin() + (c.unit_bias ? 1 : 0),
+                                        g.epilogue.begin() + units);
+  c.post = make_post_ops(chain, padded_to(rank), f);
+  c.attr.set_post_ops(c.post.ops);
+  c.attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (own_bias || c.unit_bias)
+    c.bias_md = dnnl::memory::desc({channels_out}, dnnl::memory::data_type::f32,
+                                   dnnl::memory::format_tag::x);
+  return c;
+}
+
 void finish_conv_step(std::unique_ptr<DnnlStep> step, const dnnl::primitive_desc_base& pd,
                       const FusedPostOps& post, const Tensor* own_bias, bool unit_bias,
                       int64_t channels_out, const Group& g, const GraphFacts& f, Lowering& lw) {

@@ -79,6 +79,17 @@ std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64
 // The constant of a bias unit.
 const Tensor* bias_constant(const EpilogueUnit& u, const GraphFacts& f);
 
+// What a Conv or ConvTranspose fusing `units` of g's epilogue asks oneDNN for: the post-ops of
+// those units, but for a leading bias unit, which goes into the primitive's bias.
+struct ConvFusion {
+  FusedPostOps post;
+  dnnl::primitive_attr attr;   // the post-ops and a user scratchpad
+  dnnl::memory::desc bias_md;  // empty when there is no bias at all
+  bool unit_bias = false;      // g's leading bias unit is fused (into the bias)
+};
+ConvFusion conv_fusion(const Group& g, size_t units, int rank, bool own_bias, int64_t channels_out,
+                       const GraphFacts& f);
+
 // The end of building a Conv or ConvTranspose step from pd: binds its bias (the anchor's own plus
 // g's leading bias unit when it was fused), the post-ops' operands, g's output and the
 // scratchpad, then adds the step to the plan.
