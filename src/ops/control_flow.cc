@@ -52,37 +52,56 @@ Tensor empty_scan_output(const Node& n, int out, int axis, int batch_prefix = 0)
 // ---------------------------------------------------------------------------------------------
 // If
 
-// A branch's output types. A branch a constant condition rules out never runs, so what its
-// inference finds wrong (a torch export's dead branch, traced with shapes it never sees) is not
-// the model's fault: its outputs and the values after the failure stay of unknown type.
-std::vector<TypeInfo> infer_branch(const InferContext& ctx, const Graph& g, bool can_run) {
-  if (can_run) return ctx.infer_subgraph(g, {});
+// A branch's output types, or nothing when its inference fails.
+std::optional<std::vector<TypeInfo>> try_infer_branch(const InferContext& ctx, const Graph& g,
+                                                      std::optional<Error>& error) {
   try {
     return ctx.infer_subgraph(g, {});
-  } catch (const Error&) {
-    return std::vector<TypeInfo>(g.outputs.size());
+  } catch (const Error& e) {
+    error = e;
+    return std::nullopt;
   }
 }
 
+// Both branches are inferred, so that every subgraph value gets a type. A branch that fails is
+// not the model's fault when it may never run: a constant condition rules it out (a torch
+// export's dead branch, traced with shapes it never sees), or the condition is unknown and the
+// other branch is sound (silero VAD's 8 kHz branch fails with 16 kHz shapes: the sample rate
+// input picks the branch). The outputs then take the sound branch's types, a warning says what
+// failed, and the node fails at run time if the failing branch is taken. Both failing fails.
 void infer_if(InferContext& ctx) {
   const Graph& then_g = attr_graph_req(ctx.node(), "then_branch");
   const Graph& else_g = attr_graph_req(ctx.node(), "else_branch");
   std::optional<bool> known;
   if (const Tensor* c = ctx.input_constant(0); c && c->numel() == 1) known = c->get_f64(0) != 0;
-  // Both branches are inferred (so every subgraph value gets a type); with a constant condition
-  // the outputs take the taken branch's types only.
-  const std::vector<TypeInfo> a = infer_branch(ctx, then_g, !known || *known);
-  const std::vector<TypeInfo> b = infer_branch(ctx, else_g, !known || !*known);
+  std::optional<Error> then_error, else_error;
+  const auto a = try_infer_branch(ctx, then_g, then_error);
+  const auto b = try_infer_branch(ctx, else_g, else_error);
   const size_t n = static_cast<size_t>(ctx.num_outputs());
-  if (a.size() != n)
-    ctx.fail_here(fmt::format("then_branch has {} outputs, the node {}", a.size(), n));
-  if (b.size() != n)
-    ctx.fail_here(fmt::format("else_branch has {} outputs, the node {}", b.size(), n));
+  const std::vector<TypeInfo> unknown(n);
+  if (known) {
+    // The taken branch must be sound; the other one never runs.
+    if (*known && !a) throw *then_error;
+    if (!*known && !b) throw *else_error;
+  } else if (!a && !b) {
+    throw *then_error;
+  } else if (!a || !b) {
+    ctx.warn(fmt::format("{} fails inference and the node fails if it is taken: {}",
+                         a ? "else_branch" : "then_branch", (a ? else_error : then_error)->what()));
+  }
+  const std::vector<TypeInfo>& ta = a ? *a : unknown;
+  const std::vector<TypeInfo>& tb = b ? *b : unknown;
+  if (ta.size() != n)
+    ctx.fail_here(fmt::format("then_branch has {} outputs, the node {}", ta.size(), n));
+  if (tb.size() != n)
+    ctx.fail_here(fmt::format("else_branch has {} outputs, the node {}", tb.size(), n));
   for (size_t i = 0; i < n; ++i) {
     if (known)
-      ctx.set_output(static_cast<int>(i), *known ? a[i] : b[i]);
+      ctx.set_output(static_cast<int>(i), *known ? ta[i] : tb[i]);
+    else if (!a || !b)
+      ctx.set_output(static_cast<int>(i), a ? ta[i] : tb[i]);
     else
-      ctx.set_output(static_cast<int>(i), merge_types(a[i], b[i]));
+      ctx.set_output(static_cast<int>(i), merge_types(ta[i], tb[i]));
   }
 }
 

@@ -72,6 +72,10 @@ class Inferrer {
     InferContext ctx(n, std::move(inputs), [this](const Graph& sg, const std::vector<TypeInfo>& in) {
       return subgraph(const_cast<Graph&>(sg), in);
     });
+    if (facts_)
+      ctx.set_warn([this](const Node& at, std::string msg) {
+        facts_->warnings.emplace_back(&at, std::move(msg));
+      });
     try {
       schema->infer(ctx);
     } catch (const Error& e) {

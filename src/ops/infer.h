@@ -24,6 +24,9 @@ struct InferFacts {
   std::unordered_map<const Value*, std::vector<Dim>> dims_values;
   // Nodes whose inputs were all constant but that were not evaluated, and why.
   std::vector<std::pair<const Node*, std::string>> not_folded;
+  // What inference found wrong where the model may still run (an If branch that fails with the
+  // shapes given but is not known to be taken), one line per finding.
+  std::vector<std::pair<const Node*, std::string>> warnings;
 };
 
 // Sets Value::type for every value of the model's graph and subgraphs. Fails (kBadModel) naming

@@ -122,14 +122,15 @@ TEST(Infer, FailureNamesTheNode) {
 }
 
 
-// If(cond) { Identity(x) } else { MatMul(x, x) }, x a 3x4 float: the else branch cannot be inferred.
+// If(cond) { Identity(x) } else { MatMul(x, x) }, x a 3x4 float: the else branch cannot be inferred
+// (with bad_then, the then branch is MatMul(x, x) too).
 struct IfWithBadElse {
   Model m;
   Node* if_node = nullptr;
   Value* matmul_out = nullptr;
 
   // cond: true or false as a constant, or nullopt for a graph input.
-  explicit IfWithBadElse(std::optional<bool> cond) {
+  explicit IfWithBadElse(std::optional<bool> cond, bool bad_then = false) {
     m.opsets[""] = 17;
     m.graph = std::make_unique<Graph>();
     Graph& g = *m.graph;
@@ -145,7 +146,11 @@ struct IfWithBadElse {
     }
     if_node = node(g, "If", {c}, "y");
     auto then_g = std::make_shared<Graph>(&g);
-    then_g->outputs.push_back(node(*then_g, "Identity", {x}, "then_y")->outputs[0]);
+    then_g->outputs.push_back(
+        node(*then_g, bad_then ? "MatMul" : "Identity", bad_then ? std::vector<Value*>{x, x}
+                                                                  : std::vector<Value*>{x},
+             "then_y")
+            ->outputs[0]);
     auto else_g = std::make_shared<Graph>(&g);
     Node* mm = node(*else_g, "MatMul", {x, x}, "else_y");
     mm->name = "mm";
@@ -172,16 +177,34 @@ TEST(Infer, AnIfBranchAConstantConditionRulesOutMayNotInfer) {
   EXPECT_EQ(model.matmul_out->type.kind, TypeInfo::Kind::kUnknown);  // the dead branch's value
 }
 
-TEST(Infer, AnIfBranchThatMayRunMustInfer) {
-  for (std::optional<bool> cond : {std::optional<bool>(false), std::optional<bool>()}) {
-    IfWithBadElse model(cond);
-    try {
-      infer_shapes(model.m);
-      FAIL() << "inference accepted a 3x4 by 3x4 MatMul in a branch that runs";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("node 'mm' (MatMul)"), std::string::npos) << e.what();
-    }
+TEST(Infer, AnIfBranchAConstantConditionTakesMustInfer) {
+  IfWithBadElse model(false);
+  try {
+    infer_shapes(model.m);
+    FAIL() << "inference accepted a 3x4 by 3x4 MatMul in the branch that runs";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'mm' (MatMul)"), std::string::npos) << e.what();
   }
+}
+
+// The condition is only known at run time (silero VAD's sample rate): the sound branch gives the
+// outputs' types and a warning names the failing one.
+TEST(Infer, AnIfBranchThatMayNotRunWarns) {
+  IfWithBadElse model(std::nullopt);
+  InferFacts facts;
+  infer_shapes(model.m, {}, &facts);
+  const TypeInfo& y = model.if_node->outputs[0]->type;
+  ASSERT_TRUE(y.shape);
+  EXPECT_EQ(shape_to_string(*y.shape), "[3,4]");
+  ASSERT_EQ(facts.warnings.size(), 1u);
+  EXPECT_EQ(facts.warnings[0].first, model.if_node);
+  EXPECT_NE(facts.warnings[0].second.find("else_branch fails inference"), std::string::npos);
+  EXPECT_NE(facts.warnings[0].second.find("node 'mm' (MatMul)"), std::string::npos);
+}
+
+TEST(Infer, AnIfWhoseBranchesBothFailFails) {
+  IfWithBadElse model(std::nullopt, /*bad_then=*/true);
+  EXPECT_THROW(infer_shapes(model.m), Error);
 }
 
 }  // namespace

@@ -106,11 +106,19 @@ class InferContext {
   const std::vector<std::optional<std::vector<Dim>>>& output_values() const { return values_; }
 
   [[noreturn]] void fail_here(const std::string& msg) const;
+  // Something inference found wrong that need not stop the model (a branch that fails with these
+  // shapes may never be taken): reported to the caller of infer_shapes, when it listens.
+  using WarnFn = std::function<void(const Node&, std::string)>;
+  void set_warn(WarnFn f) { warn_ = std::move(f); }
+  void warn(std::string msg) const {
+    if (warn_) warn_(node_, std::move(msg));
+  }
 
  private:
   const Node& node_;
   std::vector<Input> inputs_;
   SubgraphInferFn subgraph_;
+  WarnFn warn_;
   std::vector<std::optional<TypeInfo>> outputs_;
   std::vector<std::optional<std::vector<Dim>>> values_;
 };

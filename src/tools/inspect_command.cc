@@ -58,6 +58,13 @@ void walk(const Graph& g, Summary& s, bool top) {
   }
   for (const auto& n : g.nodes()) {
     ++s.nodes;
+    // Exporters such as paddle2onnx keep the weights in Constant nodes, not initializers.
+    if (n->domain.empty() && n->op_type == "Constant")
+      for (const auto& a : n->attrs)
+        if (a.kind == AttrKind::kTensor) {
+          s.params += a.t.numel();
+          s.param_bytes += static_cast<int64_t>(a.t.nbytes());
+        }
     ++s.ops[n->domain.empty() ? n->op_type : n->domain + "." + n->op_type];
     const NodeCost c = node_cost(*n);
     s.macs += c.macs;
@@ -103,10 +110,12 @@ Action add_inspect(CLI::App& app) {
   return [=]() {
     Model m = load_model(*path);
     check_model(m);
-    infer_shapes(m);
+    InferFacts facts;
+    infer_shapes(m, {}, &facts);
     // Nodes whose op version kiln has no signature for: their types are not checked.
     std::vector<std::string> notes;
     for (const std::string& line : check_type_constraints(m)) notes.push_back(line + ", types not judged");
+    for (const auto& [n, why] : facts.warnings) notes.push_back(n->where() + why);
     Summary s;
     walk(*m.graph, s, true);
 
