@@ -85,6 +85,37 @@ TEST(OnednnConv, FusesActivations) {
   }
 }
 
+// oneDNN 2.6 gives every eltwise post-op of one algorithm the first one's parameters: chains of
+// scalar Mul/Add (paddle2onnx's affine after a conv) fold into one linear op, and a repeat that
+// cannot fold stays a step of its own.
+TEST(OnednnConv, RepeatedEltwiseKeepTheirOwnParameters) {
+  const ConvCase c{{1, 6, 9, 9}, {8, 6, 3, 3}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})}};
+  using Tail = std::function<Value*(ModelBuilder&, Value*, Value*)>;
+  const auto scalar = [](ModelBuilder& b, const char* name, float v) {
+    return b.constant(name, Tensor::scalar(DataType::kFloat, v));
+  };
+  const std::vector<std::tuple<std::string, Tail, int>> tails = {
+      {"mul, add", [&](ModelBuilder& b, Value* y, Value*) {
+         return b.op("Add", {b.op("Mul", {scalar(b, "s", 2.f), y}), scalar(b, "t", 0.5f)});
+       }, 1},
+      {"add, add, sub", [&](ModelBuilder& b, Value* y, Value*) {
+         Value* a = b.op("Add", {b.op("Add", {y, scalar(b, "s", 0.5f)}), scalar(b, "t", 2.f)});
+         return b.op("Sub", {scalar(b, "u", 1.f), a});
+       }, 1},
+      {"hardsigmoid, mul", [&](ModelBuilder& b, Value* y, Value*) {
+         Value* h = b.op("HardSigmoid", {y}, {attr("alpha", 0.3f), attr("beta", 0.4f)});
+         return b.op("Mul", {h, scalar(b, "s", 3.f)});
+       }, 2},
+      {"leaky, leaky", [](ModelBuilder& b, Value* y, Value*) {
+         return b.op("LeakyRelu", {b.op("LeakyRelu", {y}, {attr("alpha", 0.1f)})}, {attr("alpha", 0.5f)});
+       }, 2},
+  };
+  for (const auto& [name, tail, steps] : tails) {
+    SCOPED_TRACE(name);
+    expect_conv(c, tail, steps);
+  }
+}
+
 // conv -> Add(residual) -> Relu, the residual from another conv of the same input (ResNet's
 // projection shortcut): one sum post-op, in place.
 TEST(OnednnConv, FusesResidualSum) {

@@ -181,12 +181,38 @@ std::optional<EpilogueUnit> match_binary(const Value* v, const Node* n, const Ma
   return u;
 }
 
+// Appends op to a post-op sequence. oneDNN 2.6's jit kernels give every eltwise post-op of one
+// algorithm the alpha and beta of the first one (Conv -> Mul 2 -> Add 0.5 ran as x * 2 * 2), so
+// a sequence holds each algorithm with one set of parameters: a linear op right after a linear
+// op folds into it (a2 * (a1 * x + b1) + b2), and any other repeat with other parameters is
+// refused (false, seq unchanged).
+bool append_post_op(std::vector<PostOp>& seq, const PostOp& op) {
+  if (op.kind != PostOp::Kind::kEltwise) {
+    seq.push_back(op);
+    return true;
+  }
+  if (op.alg == alg::eltwise_linear && !seq.empty() && seq.back().kind == PostOp::Kind::kEltwise &&
+      seq.back().alg == alg::eltwise_linear) {
+    PostOp& last = seq.back();
+    last.beta = op.alpha * last.beta + op.beta;
+    last.alpha *= op.alpha;
+    return true;
+  }
+  for (const PostOp& p : seq)
+    if (p.kind == PostOp::Kind::kEltwise && p.alg == op.alg &&
+        (p.alpha != op.alpha || p.beta != op.beta))
+      return false;
+  seq.push_back(op);
+  return true;
+}
+
 }  // namespace
 
 std::vector<EpilogueUnit> match_epilogue(const Value* v, const MatchContext& ctx, int channel_axis) {
   std::vector<EpilogueUnit> units;
   if (ctx.standalone) return units;
   bool have_sum = false;
+  std::vector<PostOp> seq;  // the post-ops of the units taken, as oneDNN will get them
   while (units.size() < kMaxUnits && v && ctx.facts.dtype(v) == DataType::kFloat) {
     std::optional<EpilogueUnit> u;
     if (const Node* c = sole_consumer(v, ctx)) {
@@ -199,6 +225,11 @@ std::vector<EpilogueUnit> match_epilogue(const Value* v, const MatchContext& ctx
       if (!u) u = match_gelu_erf(v, ctx);
     }
     if (!u) break;
+    std::vector<PostOp> with_u = seq;
+    bool fits = true;
+    for (const PostOp& p : u->ops) fits = fits && append_post_op(with_u, p);
+    if (!fits) break;
+    seq = std::move(with_u);
     for (const PostOp& p : u->ops) have_sum |= p.kind == PostOp::Kind::kSum;
     v = u->out;
     units.push_back(std::move(*u));
@@ -218,25 +249,30 @@ OperandDims padded_to(int rank) {
 
 FusedPostOps make_post_ops(const std::vector<EpilogueUnit>& units, const OperandDims& to_dst,
                            const GraphFacts& f) {
-  FusedPostOps p;
+  std::vector<PostOp> seq;
   for (const EpilogueUnit& u : units) {
     KILN_ASSERT(!u.is_bias, "a bias unit among post-ops");
     for (const PostOp& op : u.ops) {
-      switch (op.kind) {
-        case PostOp::Kind::kEltwise: p.ops.append_eltwise(1.f, op.alg, op.alpha, op.beta); break;
-        case PostOp::Kind::kSum:
-          p.ops.append_sum(1.f);
-          p.sum = op.operand;
-          break;
-        case PostOp::Kind::kBinary: {
-          const auto dims = to_dst(*f.dims(op.operand));
-          if (!dims) not_fusable("an operand the destination cannot broadcast");
-          const auto md = plain_md(*dims, dnnl::memory::data_type::f32);
-          p.ops.append_binary(op.alg, md);
-          p.operands.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.ops.len() - 1) | DNNL_ARG_SRC_1,
-                                op.operand, op.data, md});
-          break;
-        }
+      const bool taken = append_post_op(seq, op);
+      KILN_ASSERT(taken, "post-ops the matcher would not take");
+    }
+  }
+  FusedPostOps p;
+  for (const PostOp& op : seq) {
+    switch (op.kind) {
+      case PostOp::Kind::kEltwise: p.ops.append_eltwise(1.f, op.alg, op.alpha, op.beta); break;
+      case PostOp::Kind::kSum:
+        p.ops.append_sum(1.f);
+        p.sum = op.operand;
+        break;
+      case PostOp::Kind::kBinary: {
+        const auto dims = to_dst(*f.dims(op.operand));
+        if (!dims) not_fusable("an operand the destination cannot broadcast");
+        const auto md = plain_md(*dims, dnnl::memory::data_type::f32);
+        p.ops.append_binary(op.alg, md);
+        p.operands.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.ops.len() - 1) | DNNL_ARG_SRC_1,
+                              op.operand, op.data, md});
+        break;
       }
     }
   }
