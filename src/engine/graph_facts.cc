@@ -10,12 +10,6 @@ namespace kiln::engine {
 
 namespace {
 
-bool has_subgraph(const Node& n) {
-  for (const auto& a : n.attrs)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
-
 // Values of `main` read from inside g (and the graphs nested in it).
 void outer_reads(const Graph& g, const Graph& main, std::vector<const Value*>& out) {
   for (const auto& n : g.nodes()) {
@@ -32,8 +26,14 @@ void outer_reads(const Graph& g, const Graph& main, std::vector<const Value*>& o
 
 }  // namespace
 
+bool has_subgraphs(const Node& n) {
+  for (const auto& a : n.attrs)
+    if (a.g || !a.graphs.empty()) return true;
+  return false;
+}
+
 GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims)
-    : graph_(*model.graph) {
+    : model_(model), graph_(*model.graph) {
   Graph& g = *model.graph;
   // Inference with the fed shapes in place of the declared ones, then the declared ones back.
   std::vector<std::pair<Value*, TypeInfo>> saved;
@@ -106,7 +106,7 @@ void GraphFacts::fold_constants(const std::unordered_map<const Value*, Tensor>& 
       continue;
     }
     const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
-    if (!schema || !schema->kernel || !schema->deterministic || has_subgraph(n)) continue;
+    if (!schema || !schema->kernel || !schema->deterministic || has_subgraphs(n)) continue;
     std::vector<RtValue> in(n.inputs.size());
     std::vector<const RtValue*> ptrs(n.inputs.size(), nullptr);
     bool all_constant = true;

@@ -12,6 +12,9 @@
 
 namespace kiln::engine {
 
+// Whether n holds subgraphs (If, Loop, Scan ...).
+bool has_subgraphs(const Node& n);
+
 class GraphFacts {
  public:
   // `model` is inferred again with its main graph's inputs set to `input_dims` (in the order of
@@ -19,6 +22,7 @@ class GraphFacts {
   // the inputs' own, which are restored.
   GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims);
 
+  const Model& model() const { return model_; }
   const Graph& graph() const { return graph_; }
   // Concrete dims, or null when inference could not tell (data-dependent shapes).
   const std::vector<int64_t>* dims(const Value* v) const;
@@ -44,6 +48,7 @@ class GraphFacts {
   void record_dims(const Model& model);
   void fold_constants(const std::unordered_map<const Value*, Tensor>& inferred);
 
+  const Model& model_;
   const Graph& graph_;
   std::unordered_map<const Value*, std::vector<int64_t>> dims_;
   std::unordered_map<const Value*, Tensor> constants_;

@@ -89,6 +89,7 @@ std::string Plan::describe() const {
     for (const StepOutput& o : st->outputs)
       out += " " + slot(o.slot) + (o.share >= 0 ? fmt::format(" (shares #{})", o.share) : "");
     out += "\n";
+    if (const std::string d = st->detail(); !d.empty()) out += "  " + d + "\n";
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // One unit of work of a prepared plan: a kernel run on slots (the values of a run, by index).
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,8 @@ class Step {
  public:
   virtual ~Step() = default;
   virtual void run(RunState& st) = 0;
+  // What the plan's description adds under the step's line (how its subgraphs run); may be empty.
+  virtual std::string detail() const { return {}; }
 
   // What the profiler sees: the node the step was lowered from (the anchor of a fused group, or
   // the consumer a layout change was made for) and the implementation's name.
