@@ -41,6 +41,11 @@ struct KernelTable {
   // y[i] = a[i] (1 - w) + b[i] w: linear interpolation between two rows.
   void (*lerp)(const float* a, const float* b, float w, float* y, int64_t n);
 
+  // y[r * ldy + c] = bias[c] + sum over k < depth of x[r * depth + k] * w[k * cols + c], for
+  // r < rows, c < cols: rows of pixels (channels-last) times a small matrix (ConvTranspose).
+  void (*rows_times_matrix)(const float* x, int64_t rows, int64_t depth, const float* w,
+                            int64_t cols, const float* bias, float* y, int64_t ldy);
+
   // 4-byte elements: y[c * ldy + r] = x[r * ldx + c] for r < rows, c < cols.
   void (*transpose_4b)(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
                        int64_t cols);

@@ -410,6 +410,62 @@ void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rows times a small matrix: R rows by V registers of columns at a time (R * V accumulators);
+// each weight register loaded serves R rows, each x value broadcast serves V registers. The last
+// register of a block may be partial (`lanes`).
+
+template <int R, int V>
+inline void rows_block(const float* x, int64_t depth, const float* w, int64_t cols,
+                       const float* bias, float* y, int64_t ldy, int lanes) {
+  const bool partial = lanes < W;  // the last register
+  Vec acc[R][V];
+  for (int v = 0; v < V; ++v) {
+    const Vec b = v == V - 1 && partial ? Vec::load(bias + v * W, lanes) : Vec::load(bias + v * W);
+    for (int r = 0; r < R; ++r) acc[r][v] = b;
+  }
+  for (int64_t k = 0; k < depth; ++k) {
+    Vec wk[V];
+    for (int v = 0; v < V; ++v)
+      wk[v] = v == V - 1 && partial ? Vec::load(w + k * cols + v * W, lanes) : Vec::load(w + k * cols + v * W);
+    for (int r = 0; r < R; ++r) {
+      const Vec xr = Vec::all(x[r * depth + k]);
+      for (int v = 0; v < V; ++v) acc[r][v] = fma(xr, wk[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) {
+      if (v == V - 1 && partial) acc[r][v].store(y + r * ldy + v * W, lanes);
+      else acc[r][v].store(y + r * ldy + v * W);
+    }
+}
+
+template <int V>
+inline void rows_panel(const float* x, int64_t rows, int64_t depth, const float* w, int64_t cols,
+                       const float* bias, float* y, int64_t ldy, int lanes) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) rows_block<4, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+  for (; r < rows; ++r) rows_block<1, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+}
+
+void rows_times_matrix_kernel(const float* x, int64_t rows, int64_t depth, const float* w,
+                              int64_t cols, const float* bias, float* y, int64_t ldy) {
+  // Panels of up to 4 registers of columns (4 x 4 accumulators), the last one partial.
+  for (int64_t c = 0; c < cols; c += 4 * W) {
+    const int64_t width = cols - c < 4 * W ? cols - c : 4 * W;
+    const int regs = static_cast<int>((width + W - 1) / W);
+    const int lanes = static_cast<int>(width - (regs - 1) * W);
+    const float *wc = w + c, *bc = bias + c;
+    float* yc = y + c;
+    switch (regs) {
+      case 1: rows_panel<1>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+      case 2: rows_panel<2>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+      case 3: rows_panel<3>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+      default: rows_panel<4>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Transpose of 4-byte elements: register tiles, scalar edges.
 
 void transpose_4b_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
@@ -439,6 +495,7 @@ const KernelTable& kernel_table() {
       .reduce_rows = reduce_rows_kernel,
       .reduce_cols = reduce_cols_kernel,
       .lerp = lerp_kernel,
+      .rows_times_matrix = rows_times_matrix_kernel,
       .transpose_4b = transpose_4b_kernel,
   };
   return table;

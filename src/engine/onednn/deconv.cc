@@ -1,7 +1,11 @@
 // ConvTranspose through oneDNN's deconvolution: explicit pads (output_padding taken off the end
 // pad), strides, dilations, groups; the bias and the chain after it fused as post-ops. SAME pads
-// and output_shape stay on the reference kernel.
+// and output_shape stay on the reference kernel. Kernels equal to their strides go first to
+// cpu.patch_deconv (native/patch_deconv_step.cc).
+#include "engine/onednn/deconv_geometry.h"
+
 #include "engine/lowering.h"
+#include "engine/native/native_step.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/epilogue.h"
@@ -11,17 +15,6 @@
 #include "ops/attrs.h"
 
 namespace kiln::engine {
-
-namespace {
-
-using dt = dnnl::memory::data_type;
-using tag = dnnl::memory::format_tag;
-
-struct DeconvGeometry {
-  std::vector<int64_t> src, dst, weights, weight_strides;  // weights as oneDNN sees them
-  std::vector<int64_t> strides, dilations, pad_l, pad_r;
-  int64_t channels_out = 0;
-};
 
 std::optional<DeconvGeometry> deconv_geometry(const Node& n, const GraphFacts& f) {
   if (!n.has_input(0) || !n.has_input(1) || !n.outputs[0] || f.dtype(n.inputs[0]) != DataType::kFloat)
@@ -86,6 +79,11 @@ std::optional<DeconvGeometry> deconv_geometry(const Node& n, const GraphFacts& f
   return g;
 }
 
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
 bool match_deconv(const Node& n, const MatchContext& ctx, Group& g) {
   if (!deconv_geometry(n, ctx.facts)) return false;
   g.epilogue = match_epilogue(n.outputs[0], ctx, 1);
@@ -133,6 +131,8 @@ bool build_deconv(Group& g, Lowering& lw) {
 }  // namespace
 
 void register_onednn_deconv(KernelTable& t) {
+  // Kernel == stride: kiln's own kernel (oneDNN's takes up to 100x longer, OC = 1 worst).
+  t.add("", "ConvTranspose", DataType::kFloat, patch_deconv_impl());
   t.add("", "ConvTranspose", DataType::kFloat,
         {.name = "onednn.deconv", .fuses = true, .match = match_deconv, .build = build_deconv});
 }

@@ -1,0 +1,68 @@
+#include "engine/cpu/patch_deconv.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/cpu/kernels.h"
+#include "engine/cpu/parallel.h"
+
+namespace kiln::cpu {
+
+std::vector<float> pack_patch_deconv_weights(const float* w, int64_t channels, int64_t out_channels,
+                                             int64_t kh, int64_t kw) {
+  std::vector<float> packed(static_cast<size_t>(kh * channels * kw * out_channels));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t m = 0; m < out_channels; ++m)
+      for (int64_t a = 0; a < kh; ++a)
+        for (int64_t b = 0; b < kw; ++b)
+          packed[((a * channels + c) * kw + b) * out_channels + m] =
+              w[((c * out_channels + m) * kh + a) * kw + b];
+  return packed;
+}
+
+void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed, const float* bias,
+                  std::span<const RowOp> epilogue, float* y) {
+  const int64_t M = s.out_channels, cols = s.kw * M;  // one input pixel's part of an output row
+  const int64_t row_len = s.out_w * M;
+  // The bias of each column of an input pixel's patch row: bias[m] repeated kw times.
+  std::vector<float> bias_cols(static_cast<size_t>(cols), 0.0f);
+  if (bias)
+    for (int64_t b = 0; b < s.kw; ++b) std::copy(bias, bias + M, bias_cols.begin() + b * M);
+  // Input columns cover output columns [-pad_left, w * kw - pad_left); the rest gets the bias.
+  const bool whole_rows = s.pad_left == 0 && s.out_w == s.w * s.kw;
+  const int64_t covered = std::clamp<int64_t>(s.w * s.kw - s.pad_left, 0, s.out_w);
+  const KernelTable& k = kernels();
+  const int64_t work_per_row = std::max<int64_t>(1, s.w * s.channels * cols);
+  parallel_for(s.batch * s.out_h, std::max<int64_t>(1, (64 << 10) / work_per_row), [&](int64_t first, int64_t last) {
+    std::vector<float> scratch(whole_rows ? 0 : static_cast<size_t>(s.w * cols));
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t n = r / s.out_h, oy = r % s.out_h;
+      const int64_t src = oy + s.pad_top, i = src / s.kh, a = src % s.kh;
+      float* out = y + r * row_len;
+      int64_t done = 0;  // output values written from the input
+      if (i < s.h) {
+        const float* xr = x + (n * s.h + i) * s.w * s.channels;
+        const float* wa = packed + a * s.channels * cols;
+        if (whole_rows) {
+          k.rows_times_matrix(xr, s.w, s.channels, wa, cols, bias_cols.data(), out, cols);
+          done = row_len;
+        } else {
+          k.rows_times_matrix(xr, s.w, s.channels, wa, cols, bias_cols.data(), scratch.data(), cols);
+          if (covered > 0) std::memcpy(out, scratch.data() + s.pad_left * M, covered * M * sizeof(float));
+          done = covered * M;
+        }
+      }
+      for (int64_t at = done; at < row_len; at += M) std::copy(bias_cols.begin(), bias_cols.begin() + M, out + at);
+      for (const RowOp& op : epilogue) {
+        if (!op.affine) {
+          k.unary(op.op, op.p, out, out, row_len);
+          continue;
+        }
+        if (op.p.alpha != 1.0f) k.binary_vs(BinaryOp::kMul, out, op.p.alpha, out, row_len);
+        if (op.p.beta != 0.0f) k.binary_vs(BinaryOp::kAdd, out, op.p.beta, out, row_len);
+      }
+    }
+  }, 1);
+}
+
+}  // namespace kiln::cpu
