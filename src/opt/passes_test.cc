@@ -459,6 +459,32 @@ TEST(OptBisect, FindsTheInjectedWrongRewrite) {
   EXPECT_NE(r.failure.find("output 'y'"), std::string::npos);
 }
 
+// `kiln optimize --inputs DIR`: the caller's input sets are checked first, and alone when no
+// random sets are asked for (models such as a VAD only run on sane values).
+TEST(OptVerify, GivenInputSetsAreChecked) {
+  register_wrong_pass();
+  const std::string text = model(17, "(float[4] x) => (float[4] y)", R"(
+      a = Neg(x)
+      b = Neg(a)
+      c = Neg(b)
+      y = Neg(c)
+  )");
+  Session original(load_text(text));
+  Model m = load_text(text);
+  PipelineOptions opts;
+  optimize(m, {"test-break-third-neg"}, opts);
+  Session optimized(load_model_from_bytes(serialize_model(m), "."));
+  Tensor x(DataType::kFloat, {4});
+  for (int i = 0; i < 4; ++i) x.data<float>()[i] = static_cast<float>(i) - 1.5f;
+  VerifyOptions v;
+  v.given = {{RtValue::of(x)}};
+  v.samples = 0;
+  const Reference ref = make_reference(original, v);
+  ASSERT_EQ(ref.feeds.size(), 1u);
+  EXPECT_EQ(ref.feeds[0][0].tensor.data<float>()[0], -1.5f);
+  EXPECT_FALSE(check_against(optimized, ref, v).ok);  // Abs in place of the third Neg
+}
+
 // What `kiln optimize --verify 3 --bisect` does (optimize_command.cc), through the same library
 // calls: the wrong pass sits in the middle of -O2 among real rewrites that run for several rounds;
 // verification on 3 input sets fails and bisection names the wrong rewrite, not its neighbours.

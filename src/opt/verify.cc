@@ -10,6 +10,10 @@ Reference make_reference(Session& original, const VerifyOptions& opts) {
   Reference ref;
   for (const Value* v : original.inputs()) ref.input_names.push_back(v->name);
   for (const Value* v : original.outputs()) ref.output_names.push_back(v->name);
+  for (const std::vector<RtValue>& feeds : opts.given) {
+    ref.feeds.push_back(feeds);
+    ref.outputs.push_back(original.run(feeds));
+  }
   for (int s = 0; s < opts.samples; ++s) {
     RandomInputOptions in = opts.inputs;
     in.seed = opts.inputs.seed + static_cast<uint64_t>(s);

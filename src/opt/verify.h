@@ -15,7 +15,8 @@
 namespace kiln::opt {
 
 struct VerifyOptions {
-  int samples = 1;                  // input sets, seeds seed .. seed + samples - 1
+  std::vector<std::vector<RtValue>> given;  // input sets the caller has (real data), checked first
+  int samples = 1;                  // random input sets after those, seeds seed .. seed + samples - 1
   RandomInputOptions inputs;        // seed and symbolic dim values
   Tolerance tolerance{1e-3, 1e-4};
 };

@@ -17,6 +17,7 @@
 #include "tools/commands.h"
 #include "tools/input_options.h"
 #include "tools/json_text.h"
+#include "tools/test_data.h"
 
 namespace kiln::tools {
 
@@ -37,6 +38,7 @@ struct OptimizeArgs {
   double rtol = 1e-3, atol = 1e-4;
   uint64_t seed = 0;
   std::vector<std::string> dims;
+  std::vector<std::string> inputs;  // folders of input_N.pb to verify on
 };
 
 Model load_checked(const std::string& path) {
@@ -135,20 +137,22 @@ int run_optimize(const OptimizeArgs& a) {
                         .after = after,
                         .result = result};
   int status = 0;
-  if (a.verify > 0 || a.bisect) {
+  if (a.verify > 0 || a.bisect || !a.inputs.empty()) {
     opt::VerifyOptions vopts;
-    vopts.samples = std::max(a.verify, 1);
+    vopts.samples = a.inputs.empty() ? std::max(a.verify, 1) : a.verify;
     vopts.inputs.seed = a.seed;
     vopts.inputs.dims = parse_dims(a.dims);
     vopts.tolerance = {a.rtol, a.atol};
     auto original = Session::load(a.model);
     auto optimized = Session::load(a.out);
+    for (const std::string& dir : a.inputs)
+      vopts.given.push_back(read_values(dir, "input", original->inputs()));
     const opt::Reference ref = opt::make_reference(*original, vopts);
     const opt::VerifyReport vr = opt::check_against(*optimized, ref, vopts);
     report.verify = OptimizeVerification{
-        .samples = vopts.samples, .rtol = a.rtol, .atol = a.atol, .report = vr};
-    std::cout << fmt::format("verify ({} input sets, rtol {}, atol {}):\n", vopts.samples, a.rtol,
-                             a.atol);
+        .samples = static_cast<int>(ref.feeds.size()), .rtol = a.rtol, .atol = a.atol, .report = vr};
+    std::cout << fmt::format("verify ({} input sets, rtol {}, atol {}):\n", ref.feeds.size(),
+                             a.rtol, a.atol);
     for (const auto& o : vr.outputs)
       std::cout << fmt::format("  {:<26} max abs {:.3g}  max rel {:.3g}  {}\n", o.name,
                                o.max_abs_error, o.max_rel_error, o.ok ? "ok" : "DIFFERS: " + o.reason);
@@ -190,6 +194,8 @@ Action add_optimize(CLI::App& app) {
                  "Write the rewrite record here: an HTML page with charts when FILE ends in .html, "
                  "else JSON");
   app.add_option("--verify", a->verify, "Run both models on N seeded random input sets");
+  app.add_option("--inputs", a->inputs,
+                 "Also verify on this folder's input_N.pb files (repeatable; alone: only on them)");
   app.add_flag("--bisect", a->bisect, "When verification fails, find the rewrite that broke it");
   app.add_option("--dim", a->dims, "Value of a symbolic dim for --verify, name=value (default 1)");
   app.add_option("--seed", a->seed, "First random seed for --verify");

@@ -6,7 +6,7 @@
 #
 # gives OUTDIR/NAME/model.onnx (a symlink) and OUTDIR/NAME/test_data_set_0/{input,output}_N.pb for
 # every MODELS_DIR/NAME.onnx (or the names given). Inputs are seeded random (tools/models/make_inputs.py)
-# with batch=2, and seq=16 for the sequence models. Needs tools/ort installed
+# with batch=2, and seq=16 for the sequence models; the npm models' inputs are make_inputs.py's presets. Needs tools/ort installed
 # (ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix tools/ort).
 set -euo pipefail
 
@@ -35,6 +35,7 @@ for name in "${names[@]}"; do
   case $name in
     bert*) dims+=(--dim seq=16) ;;
     lstm | gru) dims+=(--dim seq=16) ;;
+    ppocr_* | silero_*) dims=() ;;
   esac
   rm -rf "$case_dir"
   mkdir -p "$data"

@@ -2,8 +2,9 @@
 # kiln optimize -O2 on whole models, judged by ONNX Runtime: the optimized file loads and runs in
 # ORT with the original's outputs (rtol 1e-3, atol 1e-4), and has no more nodes than ORT's own
 # basic-level optimized graph of the same model. Uses the cases run_vs_ort.sh made (models
-# exported from torch) and the ONNX "light" models (Caffe2 exports, vendored with the backend
-# tests, their expected outputs included).
+# exported from torch, and the npm models of tools/models/npm_models.tsv; kiln verifies on the
+# case's inputs) and the ONNX "light" models (Caffe2 exports, vendored with the backend tests,
+# their expected outputs included).
 #
 #   tests/models/run_optimize_vs_ort.sh KILN WORKDIR [names...]
 set -euo pipefail
@@ -13,7 +14,8 @@ shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 names=("$@")
 if ((${#names[@]} == 0)); then
-  names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow)
+  names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow
+         ppocr_det ppocr_rec ppocr_cls silero_vad silero_vad_legacy)
   for d in "$root"/tests/onnx-backend/light/light_*; do names+=("$(basename "$d")"); done
 fi
 
@@ -30,7 +32,7 @@ for name in "${names[@]}"; do
     status=1
     continue
   fi
-  if ! "$kiln" optimize "$case_dir/model.onnx" -o "$out/model.onnx" -O2 --verify 1 \
+  if ! "$kiln" optimize "$case_dir/model.onnx" -o "$out/model.onnx" -O2 --inputs "$case_dir/test_data_set_0" \
          --report "$out/report.json" > "$out/optimize.log" 2>&1; then
     echo "$name: kiln optimize failed:"; tail -5 "$out/optimize.log"
     status=1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Differential test on whole models exported from torch: kiln's reference runtime against ONNX
-# Runtime on the same seeded inputs, at rtol 1e-3, atol 1e-4.
+# Differential test on whole models, exported from torch and made by other frameworks (PaddleOCR,
+# Silero VAD from npm: tools/models/npm_models.tsv): kiln against ONNX Runtime on the same seeded
+# inputs, at rtol 1e-3, atol 1e-4, with both of kiln's engines (fast, then reference).
 #
 #   tests/models/run_vs_ort.sh KILN WORKDIR [names...]
 #
@@ -12,9 +13,16 @@ work=$2
 shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 names=("$@")
-((${#names[@]})) || names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow)
+((${#names[@]})) || names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow
+                            ppocr_det ppocr_rec ppocr_cls silero_vad silero_vad_legacy)
 
 "$root/tools/ort/install.sh" || { echo "skipped"; exit 77; }
-"$root/scripts/export-models.sh" "$work/models" "${names[@]}"
+"$root/scripts/get-models.sh" "$work/models" "${names[@]}"
 "$root/tests/models/make_cases.sh" "$work/models" "$work/cases" "${names[@]}"
-"$kiln" test --rtol 1e-3 --atol 1e-4 --timeout 600 "${names[@]/#/$work/cases/}"
+status=0
+for engine in fast reference; do
+  echo "== kiln test --engine $engine"
+  "$kiln" test --engine "$engine" --rtol 1e-3 --atol 1e-4 --timeout 600 "${names[@]/#/$work/cases/}" ||
+    status=1
+done
+exit $status

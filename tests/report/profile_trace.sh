@@ -5,14 +5,14 @@
 #   tests/report/profile_trace.sh KILN WORKDIR
 #
 # Exports a small CNN (tests/report/export_small_cnn.py) and the MLP and control-flow models
-# (scripts/export-models.sh). Exits 77 (skipped) only when torch cannot be had.
+# (scripts/get-models.sh). Exits 77 (skipped) only when torch cannot be had.
 set -euo pipefail
 kiln=$1
 work=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$work/models" "$work/report"
 
-if ! "$root/scripts/export-models.sh" "$work/models" mlp control_flow; then
+if ! "$root/scripts/get-models.sh" "$work/models" mlp control_flow; then
   echo "cannot export models from torch: skipped"; exit 77
 fi
 [[ -f $work/models/small_cnn.onnx ]] ||

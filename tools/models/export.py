@@ -6,7 +6,7 @@ Usage: /usr/bin/python3 tools/models/export.py --out DIR [names...]
 With no names, exports every model. A model whose DIR/NAME.onnx already exists is skipped.
 Every model has a dynamic batch axis named "batch"; the sequence models also have "seq".
 Weights are random (torch.manual_seed(0)); torchvision weights are never downloaded.
-Needs Debian's python3-torch and python3-torchvision (scripts/export-models.sh installs them).
+Needs Debian's python3-torch and python3-torchvision (scripts/get-models.sh installs them).
 """
 import argparse
 import math
