@@ -9,6 +9,7 @@
 #include "engine/cpu/nms.h"
 #include "engine/cpu/resize.h"
 #include "engine/reference_step.h"
+#include "engine/resize_options.h"
 #include "ops/attrs.h"
 #include "support/error.h"
 
@@ -44,60 +45,15 @@ void run_nms(KernelContext& ctx) {
   ctx.set_output(0, std::move(t));
 }
 
-// The options of a Resize that resize_2d runs: float data of rank >= 2 with only its last two
-// axes resized, nearest or linear, any coordinate mode but tf_crop_and_resize, no antialias and
-// the default axes and aspect policy; the output dims through out_dims. nullopt: the reference's.
-std::optional<cpu::ResizeOptions> fast_resize(const KernelContext& ctx,
-                                              std::vector<int64_t>& out_dims) {
-  const Node& n = ctx.node();
-  const Tensor& x = ctx.input(0);
-  const int rank = x.rank();
-  if (x.dtype() != DataType::kFloat || rank < 2 || x.numel() == 0) return std::nullopt;
-  if (attr_int(n, "antialias", 0) != 0 || attr_int(n, "exclude_outside", 0) != 0 ||
-      attr_ints_opt(n, "axes") ||
-      attr_string(n, "keep_aspect_ratio_policy", "stretch") != "stretch")
-    return std::nullopt;
-  const bool legacy = ctx.opset() < 11;
-  const auto mode = cpu::parse_resize_mode(attr_string(n, "mode", "nearest"));
-  const auto coord = cpu::parse_resize_coord(
-      attr_string(n, "coordinate_transformation_mode", legacy ? "asymmetric" : "half_pixel"));
-  const auto nearest =
-      cpu::parse_nearest_round(attr_string(n, "nearest_mode", legacy ? "simple" : "round_prefer_floor"));
-  if (!mode || !coord || !nearest) return std::nullopt;
-  const bool has_scales = ctx.has_input(2) && ctx.input(2).numel() > 0;
-  const bool has_sizes = ctx.has_input(3) && ctx.input(3).numel() > 0;
-  if (has_scales == has_sizes) return std::nullopt;
-  std::vector<double> scale(rank, 1.0);
-  out_dims = x.dims();
-  if (has_scales) {
-    const Tensor& t = ctx.input(2);
-    if (t.dtype() != DataType::kFloat || t.numel() != rank) return std::nullopt;
-    for (int a = 0; a < rank; ++a) {
-      scale[a] = t.get_f64(a);
-      const double o = std::floor(scale[a] * static_cast<double>(x.dim(a)));
-      if (!(scale[a] > 0) || !(o >= 1 && o < 1e12)) return std::nullopt;
-      out_dims[a] = static_cast<int64_t>(o);
-    }
-  } else {
-    const Tensor& t = ctx.input(3);
-    if (t.dtype() != DataType::kInt64 || t.numel() != rank) return std::nullopt;
-    for (int a = 0; a < rank; ++a) {
-      out_dims[a] = t.get_i64(a);
-      if (out_dims[a] <= 0) return std::nullopt;
-      scale[a] = static_cast<double>(out_dims[a]) / static_cast<double>(x.dim(a));
-    }
-  }
-  for (int a = 0; a < rank - 2; ++a)
-    if (scale[a] != 1.0 || out_dims[a] != x.dim(a)) return std::nullopt;
-  return cpu::ResizeOptions{.mode = *mode, .coord = *coord, .nearest = *nearest,
-                            .scale_h = scale[rank - 2], .scale_w = scale[rank - 1]};
-}
-
 void run_resize(KernelContext& ctx) {
-  std::vector<int64_t> out_dims;
-  const auto o = fast_resize(ctx, out_dims);
-  if (!o) return reference_kernel(ctx.node())(ctx);
   const Tensor& x = ctx.input(0);
+  std::vector<int64_t> out_dims;
+  const auto o = x.dtype() == DataType::kFloat && x.numel() > 0
+                     ? resize_options(ctx.node(), ctx.opset(), x.dims(),
+                                      ctx.has_input(2) ? &ctx.input(2) : nullptr,
+                                      ctx.has_input(3) ? &ctx.input(3) : nullptr, out_dims)
+                     : std::nullopt;
+  if (!o) return reference_kernel(ctx.node())(ctx);
   const int rank = x.rank();
   Tensor y(DataType::kFloat, out_dims);
   cpu::resize_2d(x.data<float>(), x.numel() / (x.dim(rank - 2) * x.dim(rank - 1)), x.dim(rank - 2),

@@ -1,6 +1,8 @@
 // Resize of H and W: per axis, each output position's source index (nearest) or two indices and
-// a weight (linear), computed once in double as ONNX defines them; then a gather per output row,
-// or (linear) input rows resized along W and blended two by two.
+// a weight (linear), computed once in double as ONNX defines them; then a gather per output row
+// (a copy of the row before when both read the same input row), or (linear) input rows resized
+// along W and blended two by two. Pixels of several values (channels-last, channel blocks) move
+// whole.
 #include "engine/cpu/resize.h"
 
 #include <algorithm>
@@ -105,29 +107,55 @@ std::optional<NearestRound> parse_nearest_round(std::string_view n) {
 }
 
 void resize_2d(const float* x, int64_t planes, int64_t h, int64_t w, float* y, int64_t out_h,
-               int64_t out_w, const ResizeOptions& o) {
-  if (planes <= 0 || out_h <= 0 || out_w <= 0) return;
+               int64_t out_w, const ResizeOptions& o, int64_t inner) {
+  if (planes <= 0 || out_h <= 0 || out_w <= 0 || inner <= 0) return;
   const AxisMap mh = map_axis(o, h, out_h, o.scale_h), mw = map_axis(o, w, out_w, o.scale_w);
   const bool linear = o.mode == ResizeMode::kLinear;
   const KernelTable& k = kernels();
+  const int64_t row_len = out_w * inner;
+  // An input row resized along W into dst.
+  auto resize_row = [&](const float* src, float* dst) {
+    if (inner == 1) {
+      if (linear)
+        for (int64_t ox = 0; ox < out_w; ++ox)
+          dst[ox] = src[mw.i0[ox]] * (1 - mw.w1[ox]) + src[mw.i1[ox]] * mw.w1[ox];
+      else
+        for (int64_t ox = 0; ox < out_w; ++ox) dst[ox] = src[mw.i0[ox]];
+      return;
+    }
+    for (int64_t ox = 0; ox < out_w; ++ox) {  // whole pixels of `inner` values
+      if (linear)
+        k.lerp(src + mw.i0[ox] * inner, src + mw.i1[ox] * inner, mw.w1[ox], dst + ox * inner, inner);
+      else
+        std::memcpy(dst + ox * inner, src + mw.i0[ox] * inner, inner * sizeof(float));
+    }
+  };
   constexpr int64_t kGrain = 16 << 10;  // output elements per thread
-  parallel_for(planes * out_h, std::max<int64_t>(1, kGrain / out_w), [&](int64_t b, int64_t e) {
+  parallel_for(planes * out_h, std::max<int64_t>(1, kGrain / row_len), [&](int64_t b, int64_t e) {
+    if (!linear) {
+      // Output rows that read the input row of the row before them copy that output row.
+      int64_t last_key = -1;
+      const float* last = nullptr;
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t key = (t / out_h) * h + mh.i0[t % out_h];
+        float* dst = y + t * row_len;
+        if (key == last_key) std::memcpy(dst, last, row_len * sizeof(float));
+        else resize_row(x + key * w * inner, dst);
+        last_key = key;
+        last = dst;
+      }
+      return;
+    }
     // Input rows resized along W, two at a time (a linear output row blends two of them, and
     // consecutive output rows mostly share theirs), keyed by plane * h + row.
-    std::vector<float> rows(2 * out_w);
+    std::vector<float> rows(2 * row_len);
     int64_t cached[2] = {-1, -1};
     auto resized_row = [&](int64_t key, int64_t keep) -> const float* {
       for (int s = 0; s < 2; ++s)
-        if (cached[s] == key) return rows.data() + s * out_w;
+        if (cached[s] == key) return rows.data() + s * row_len;
       const int s = cached[0] == keep ? 1 : 0;
-      float* dst = rows.data() + s * out_w;
-      const float* src = x + key * w;
-      if (linear) {
-        for (int64_t ox = 0; ox < out_w; ++ox)
-          dst[ox] = src[mw.i0[ox]] * (1 - mw.w1[ox]) + src[mw.i1[ox]] * mw.w1[ox];
-      } else {
-        for (int64_t ox = 0; ox < out_w; ++ox) dst[ox] = src[mw.i0[ox]];
-      }
+      float* dst = rows.data() + s * row_len;
+      resize_row(x + key * w * inner, dst);
       cached[s] = key;
       return dst;
     };
@@ -135,9 +163,7 @@ void resize_2d(const float* x, int64_t planes, int64_t h, int64_t w, float* y, i
       const int64_t p = t / out_h, oy = t % out_h;
       const int64_t k0 = p * h + mh.i0[oy], k1 = p * h + mh.i1[oy];
       const float* top = resized_row(k0, k1);
-      float* dst = y + t * out_w;
-      if (linear) k.lerp(top, resized_row(k1, k0), mh.w1[oy], dst, out_w);
-      else std::memcpy(dst, top, out_w * sizeof(float));
+      k.lerp(top, resized_row(k1, k0), mh.w1[oy], y + t * row_len, row_len);
     }
   }, 1);
 }

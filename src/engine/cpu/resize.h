@@ -33,9 +33,11 @@ struct ResizeOptions {
   double scale_h = 1, scale_w = 1;
 };
 
-// y[p, :, :] ([out_h, out_w]) = x[p, :, :] ([h, w]) resized, for planes p (N * C). An axis with
-// scale 1 and the same size is copied, as ONNX says.
+// y[p, :, :, :] ([out_h, out_w, inner]) = x[p, :, :, :] ([h, w, inner]) resized along h and w,
+// for planes p: row-major NCHW is N * C planes with inner 1, channels-last N planes with inner C,
+// 16-channel blocks N * C/16 planes with inner 16. An axis with scale 1 and the same size is
+// copied, as ONNX says.
 void resize_2d(const float* x, int64_t planes, int64_t h, int64_t w, float* y, int64_t out_h,
-               int64_t out_w, const ResizeOptions& o);
+               int64_t out_w, const ResizeOptions& o, int64_t inner = 1);
 
 }  // namespace kiln::cpu

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "engine/cpu/layout.h"
 #include "engine/cpu/reference_op.h"
 #include "engine/cpu/test_support.h"
 
@@ -19,7 +20,7 @@ struct ResizeCase {
   std::vector<int64_t> sizes;
 };
 
-// (Plain C++ loops: the same on every ISA.)
+// Row-major and channels-last. (Linear blends through the active ISA's lerp.)
 TEST(CpuResize, MatchesTheReference) {
   const ResizeCase cases[] = {
       {{1, 3, 13, 20}, "nearest", "asymmetric", "floor", {2, 2}, {}},  // YOLO's upsample
@@ -35,6 +36,9 @@ TEST(CpuResize, MatchesTheReference) {
       {{1, 2, 9, 11}, "linear", "half_pixel_symmetric", "", {2.5f, 1}, {}},
       {{1, 1, 1, 5}, "linear", "pytorch_half_pixel", "", {}, {1, 9}},
       {{1, 4, 64, 64}, "linear", "half_pixel", "", {2, 2}, {}},  // threaded
+      {{1, 96, 20, 20}, "nearest", "asymmetric", "floor", {2, 2}, {}},  // PP-OCR's FPN, threaded
+      {{2, 17, 6, 9}, "nearest", "asymmetric", "floor", {8, 4}, {}},
+      {{1, 33, 7, 5}, "linear", "align_corners", "", {}, {15, 9}},
   };
   std::mt19937 rng(1);
   for (const ResizeCase& c : cases) {
@@ -60,11 +64,23 @@ TEST(CpuResize, MatchesTheReference) {
       o.scale_w = static_cast<double>(c.sizes[1]) / static_cast<double>(c.dims[3]);
     }
     const Tensor want = ref.run1({x, Tensor(), scales, sizes});
+    // Nearest copies; linear blends in float what the reference blends in double.
+    const int64_t ulps = c.mode == "nearest" ? 0 : 4;
+    const float tol = c.mode == "nearest" ? 0 : 2e-6f;
     Tensor y(DataType::kFloat, want.dims());
     resize_2d(x.data<float>(), c.dims[0] * c.dims[1], c.dims[2], c.dims[3], y.data<float>(),
               want.dim(2), want.dim(3), o);
-    // Nearest copies; linear blends in float what the reference blends in double.
-    EXPECT_TRUE(tensors_near(y, want, c.mode == "nearest" ? 0 : 4, c.mode == "nearest" ? 0 : 2e-6f));
+    EXPECT_TRUE(tensors_near(y, want, ulps, tol));
+    // Channels-last: N planes of [H, W, C].
+    const int64_t perm_to_last[] = {0, 2, 3, 1}, perm_back[] = {0, 3, 1, 2};
+    Tensor x_last(DataType::kFloat, {c.dims[0], c.dims[2], c.dims[3], c.dims[1]});
+    transpose(x.raw(), x.dims(), perm_to_last, x_last.raw(), sizeof(float));
+    Tensor y_last(DataType::kFloat, {want.dim(0), want.dim(2), want.dim(3), want.dim(1)});
+    resize_2d(x_last.data<float>(), c.dims[0], c.dims[2], c.dims[3], y_last.data<float>(),
+              want.dim(2), want.dim(3), o, c.dims[1]);
+    Tensor y_back(DataType::kFloat, want.dims());
+    transpose(y_last.raw(), y_last.dims(), perm_back, y_back.raw(), sizeof(float));
+    EXPECT_TRUE(tensors_near(y_back, want, ulps, tol)) << "channels-last";
   }
 }
 

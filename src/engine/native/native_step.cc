@@ -42,6 +42,7 @@ void register_native_kernels(KernelTable& t) {
   register_native_data_movement(t);
   register_native_reduce(t);
   register_native_shuffle(t);
+  register_native_resize(t);
 }
 
 }  // namespace kiln::engine

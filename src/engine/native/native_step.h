@@ -40,6 +40,7 @@ void register_native_normalization(KernelTable& t);
 void register_native_data_movement(KernelTable& t);
 void register_native_reduce(KernelTable& t);
 void register_native_shuffle(KernelTable& t);
+void register_native_resize(KernelTable& t);
 
 // ConvTranspose whose kernel equals its strides (patch_deconv_step.cc), registered by the oneDNN
 // deconvolution ahead of its own.
