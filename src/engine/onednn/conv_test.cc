@@ -210,26 +210,29 @@ using namespace testing;
 // Squeeze-and-excitation: Mul(x, s) with s per channel feeding a 1x1 conv whose weights are
 // smaller than x; the scale goes into the weights each run, and the Mul is no step. Also
 // through a grouped conv, and with the scale first.
+// Channel counts that leave blocked layouts padded (20 in, 12 out) and a 3x3 kernel too.
 TEST(OnednnConv, ChannelScaleOfTheInputGoesIntoTheWeights) {
-  for (int64_t group : {1, 2}) {
-    for (bool scale_first : {false, true}) {
-      SCOPED_TRACE("group " + std::to_string(group) + (scale_first ? ", scale first" : ""));
-      const auto make = [=] {
-        ModelBuilder b;
-        Value* x = b.op("Relu", {b.input("x", {1, 16, 12, 12})});
-        Value* s = b.op("Sigmoid", {b.op("Conv", {b.op("GlobalAveragePool", {x}),
-                                                  b.constant("wse", random_tensor({16, 16, 1, 1}, 3))})});
-        Value* y = b.op("Mul", scale_first ? std::vector<Value*>{s, x} : std::vector<Value*>{x, s});
-        b.output(b.op("Conv", {y, b.constant("w", random_tensor({8, 16 / group, 1, 1}, 4)),
-                               b.constant("b", random_tensor({8}, 5))},
-                      {attr("group", group)}));
-        return b.take();
-      };
-      const auto s = expect_same_as_reference(make, {random_tensor({1, 16, 12, 12}, 1)});
-      EXPECT_EQ(steps_of(s, "onednn.conv"), 2);
-      EXPECT_EQ(steps_of(s, "cpu.elementwise"), 1);  // the Relu; the Mul is gone
-    }
-  }
+  for (int64_t c : {16, 20})
+    for (int64_t k : {1, 3})
+      for (int64_t group : {1, 2})
+        for (bool scale_first : {false, true}) {
+          SCOPED_TRACE(fmt::format("{} channels, {}x{}, group {}{}", c, k, k, group,
+                                   scale_first ? ", scale first" : ""));
+          const auto make = [=] {
+            ModelBuilder b;
+            Value* x = b.op("Relu", {b.input("x", {1, c, 12, 12})});
+            Value* s = b.op("Sigmoid", {b.op("Conv", {b.op("GlobalAveragePool", {x}),
+                                                      b.constant("wse", random_tensor({c, c, 1, 1}, 3))})});
+            Value* y = b.op("Mul", scale_first ? std::vector<Value*>{s, x} : std::vector<Value*>{x, s});
+            b.output(b.op("Conv", {y, b.constant("w", random_tensor({12, c / group, k, k}, 4)),
+                                   b.constant("b", random_tensor({12}, 5))},
+                          {attr("group", group)}));
+            return b.take();
+          };
+          const auto s = expect_same_as_reference(make, {random_tensor({1, c, 12, 12}, 1)});
+          EXPECT_EQ(steps_of(s, "onednn.conv"), 2);
+          EXPECT_EQ(steps_of(s, "cpu.elementwise"), 1);  // the Relu; the Mul is gone
+        }
 }
 
 }  // namespace
