@@ -40,6 +40,7 @@ const KernelTable& KernelTable::global() {
     register_onednn_kernels(t);
     register_native_kernels(t);
     register_context_kernels(t);
+    register_recurrent_kernels(t);
     return t;
   }();
   return table;

@@ -58,5 +58,6 @@ void register_onednn_kernels(KernelTable& t);
 void register_native_kernels(KernelTable& t);
 void register_layout_kernels(KernelTable& t);
 void register_context_kernels(KernelTable& t);
+void register_recurrent_kernels(KernelTable& t);
 
 }  // namespace kiln::engine

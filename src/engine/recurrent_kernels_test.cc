@@ -1,0 +1,63 @@
+// cpu.lstm against the reference kernel: directions, layouts, bias, initial states, peepholes,
+// batches and sequences of several steps; a clipped LSTM goes to the reference kernel.
+#include <gtest/gtest.h>
+
+#include "engine/engine_test_util.h"
+
+namespace kiln::engine {
+namespace {
+
+using testing::attr;
+using testing::expect_same_as_reference;
+using testing::ModelBuilder;
+using testing::random_tensor;
+using testing::steps_of;
+
+struct LstmCase {
+  std::string direction = "forward";
+  int64_t layout = 0;
+  bool bias = true, initial = true, peepholes = false, clip = false;
+  int64_t seq = 5, batch = 3, input = 7, hidden = 8;
+};
+
+void check(const LstmCase& c) {
+  const int64_t D = c.direction == "bidirectional" ? 2 : 1, H = c.hidden;
+  const std::vector<int64_t> x_dims = c.layout ? std::vector<int64_t>{c.batch, c.seq, c.input}
+                                               : std::vector<int64_t>{c.seq, c.batch, c.input};
+  const std::vector<int64_t> state = c.layout ? std::vector<int64_t>{c.batch, D, H}
+                                              : std::vector<int64_t>{D, c.batch, H};
+  const auto make = [&] {
+    ModelBuilder b(14);
+    std::vector<Value*> ins = {b.input("x", shape_of(x_dims)),
+                               b.constant("w", random_tensor({D, 4 * H, c.input}, 2)),
+                               b.constant("r", random_tensor({D, 4 * H, H}, 3))};
+    ins.push_back(c.bias ? b.constant("b", random_tensor({D, 8 * H}, 4)) : nullptr);
+    ins.push_back(nullptr);  // sequence_lens
+    ins.push_back(c.initial ? b.input("h0", shape_of(state)) : nullptr);
+    ins.push_back(c.initial ? b.input("c0", shape_of(state)) : nullptr);
+    if (c.peepholes) ins.push_back(b.constant("p", random_tensor({D, 3 * H}, 5)));
+    std::vector<Attribute> attrs = {attr("hidden_size", H), attr("direction", c.direction),
+                                    attr("layout", c.layout)};
+    if (c.clip) attrs.push_back(attr("clip", 0.5f));
+    for (Value* v : b.node("LSTM", ins, attrs, 3)) b.output(v);
+    return b.take();
+  };
+  std::vector<Tensor> feeds = {random_tensor(x_dims, 1)};
+  if (c.initial) feeds.push_back(random_tensor(state, 6)), feeds.push_back(random_tensor(state, 7));
+  const auto s = expect_same_as_reference(make, feeds);
+  EXPECT_EQ(steps_of(s, "cpu.lstm"), 1);
+}
+
+TEST(RecurrentKernels, LstmForward) { check({}); }
+TEST(RecurrentKernels, LstmReverseWithoutBiasOrState) {
+  check({.direction = "reverse", .bias = false, .initial = false});
+}
+TEST(RecurrentKernels, LstmBidirectionalBatchFirst) {
+  check({.direction = "bidirectional", .layout = 1});
+}
+TEST(RecurrentKernels, LstmPeepholes) { check({.direction = "bidirectional", .peepholes = true}); }
+TEST(RecurrentKernels, LstmOneStep) { check({.seq = 1, .batch = 1, .input = 128, .hidden = 128}); }
+TEST(RecurrentKernels, ClippedLstmOnTheReferenceKernel) { check({.clip = true}); }
+
+}  // namespace
+}  // namespace kiln::engine
