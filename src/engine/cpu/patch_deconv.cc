@@ -22,32 +22,60 @@ std::vector<float> pack_patch_deconv_weights(const float* w, int64_t channels, i
 
 void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed, const float* bias,
                   std::span<const RowOp> epilogue, float* y) {
-  const int64_t M = s.out_channels, cols = s.kw * M;  // one input pixel's part of an output row
+  const int64_t M = s.out_channels, C = s.channels, cols = s.kw * M;  // an input pixel's part of a row
   const int64_t row_len = s.out_w * M;
   // The bias of each column of an input pixel's patch row: bias[m] repeated kw times.
   std::vector<float> bias_cols(static_cast<size_t>(cols), 0.0f);
   if (bias)
     for (int64_t b = 0; b < s.kw; ++b) std::copy(bias, bias + M, bias_cols.begin() + b * M);
+  const KernelTable& k = kernels();
+  // Fewer columns than a register holds (OC = 1): registers run along the pixels instead, over
+  // the input row transposed to [C, W], and the result [cols, W] is transposed into the row.
+  const bool narrow = cols < k.width;
+  std::vector<float> packed_t, zeros;  // narrow: per kernel row, [cols, C]; W zeros
+  if (narrow) {
+    packed_t.resize(static_cast<size_t>(s.kh * cols * C));
+    for (int64_t a = 0; a < s.kh; ++a)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t q = 0; q < cols; ++q)
+          packed_t[(a * cols + q) * C + c] = packed[(a * C + c) * cols + q];
+    zeros.assign(static_cast<size_t>(s.w), 0.0f);
+  }
   // Input columns cover output columns [-pad_left, w * kw - pad_left); the rest gets the bias.
   const bool whole_rows = s.pad_left == 0 && s.out_w == s.w * s.kw;
   const int64_t covered = std::clamp<int64_t>(s.w * s.kw - s.pad_left, 0, s.out_w);
-  const KernelTable& k = kernels();
-  const int64_t work_per_row = std::max<int64_t>(1, s.w * s.channels * cols);
+  const int64_t work_per_row = std::max<int64_t>(1, s.w * C * cols);
   parallel_for(s.batch * s.out_h, std::max<int64_t>(1, (64 << 10) / work_per_row), [&](int64_t first, int64_t last) {
     std::vector<float> scratch(whole_rows ? 0 : static_cast<size_t>(s.w * cols));
+    std::vector<float> x_t(narrow ? static_cast<size_t>(C * s.w) : 0);
+    std::vector<float> z(narrow ? static_cast<size_t>(cols * s.w) : 0);
+    int64_t x_t_row = -1;  // the input row x_t holds
+    // dst [w, cols] = input row `row` (of all images) times the weights of kernel row a
+    auto patch_row = [&](int64_t row, int64_t a, float* dst) {
+      const float* xr = x + row * s.w * C;
+      if (!narrow) {
+        k.rows_times_matrix(xr, s.w, C, packed + a * C * cols, cols, bias_cols.data(), dst, cols);
+        return;
+      }
+      if (x_t_row != row) k.transpose_4b(xr, C, x_t.data(), s.w, s.w, C);
+      x_t_row = row;
+      k.rows_times_matrix(packed_t.data() + a * cols * C, cols, C, x_t.data(), s.w, zeros.data(),
+                          z.data(), s.w);
+      for (int64_t q = 0; q < cols; ++q)
+        if (bias_cols[q] != 0.0f) k.binary_vs(BinaryOp::kAdd, z.data() + q * s.w, bias_cols[q], z.data() + q * s.w, s.w);
+      k.transpose_4b(z.data(), s.w, dst, cols, cols, s.w);
+    };
     for (int64_t r = first; r < last; ++r) {
       const int64_t n = r / s.out_h, oy = r % s.out_h;
       const int64_t src = oy + s.pad_top, i = src / s.kh, a = src % s.kh;
       float* out = y + r * row_len;
       int64_t done = 0;  // output values written from the input
       if (i < s.h) {
-        const float* xr = x + (n * s.h + i) * s.w * s.channels;
-        const float* wa = packed + a * s.channels * cols;
         if (whole_rows) {
-          k.rows_times_matrix(xr, s.w, s.channels, wa, cols, bias_cols.data(), out, cols);
+          patch_row(n * s.h + i, a, out);
           done = row_len;
         } else {
-          k.rows_times_matrix(xr, s.w, s.channels, wa, cols, bias_cols.data(), scratch.data(), cols);
+          patch_row(n * s.h + i, a, scratch.data());
           if (covered > 0) std::memcpy(out, scratch.data() + s.pad_left * M, covered * M * sizeof(float));
           done = covered * M;
         }
