@@ -11,7 +11,7 @@ namespace kiln::engine {
 namespace {
 
 // Distinct input shapes a body is planned for before it goes to the interpreter for good.
-constexpr size_t kMaxPlans = 8;
+constexpr size_t kMaxBodyPlans = 8;
 
 // Reports the copy's steps as nodes of the original body, inside the node holding it.
 class BodyObserver : public RunObserver {
@@ -73,14 +73,14 @@ void CompiledSubgraph::compile(const std::vector<RtValue>& inputs, const OuterVa
 bool CompiledSubgraph::planned(const Signature& sig) {
   if (std::find(plans_.begin(), plans_.end(), sig) != plans_.end()) return true;
   if (unplannable_.contains(sig)) return false;
-  if (plans_.size() >= kMaxPlans) {
-    declined_ = fmt::format("its input shapes changed more than {} times", kMaxPlans);
+  if (plans_.size() >= kMaxBodyPlans) {
+    declined_ = fmt::format("its input shapes changed more than {} times", kMaxBodyPlans);
     model_.reset();
     return false;
   }
   try {
     model_->summary(sig);  // makes the plan
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // kiln's errors, oneDNN's
     unplannable_[sig] = e.what();
     return false;
   }
@@ -95,7 +95,7 @@ std::optional<std::vector<RtValue>> CompiledSubgraph::run(const std::vector<RtVa
   if (!model_) {
     try {
       compile(inputs, outer);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // kiln's errors, oneDNN's
       declined_ = e.what();
       model_.reset();
       return std::nullopt;

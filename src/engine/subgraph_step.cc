@@ -1,5 +1,6 @@
 #include "engine/subgraph_step.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "engine/compiled_subgraph.h"
