@@ -1,7 +1,9 @@
-// ConvTranspose 2-D whose kernel equals its stride (a detector's or a segmentation head's 2x
-// upsampling): each input pixel writes its own kh x kw patch of the output, so an output row is
-// one input row times a small matrix, [W, C] x [C, kw * M], written straight into a channels-last
-// row. Pads crop, output_padding adds rows and columns of bias only.
+// ConvTranspose 2-D, channels-last, as patches: each input pixel writes a kh x kw patch of the
+// output, so the part of an output row that input row i gives through kernel row a is the input
+// row times a small matrix, [W, C] x [C, kw * M]. When the kernel equals the strides (a detector's
+// or a segmentation head's 2x upsampling) the patches tile the output and that product is the
+// output row itself, written in place; otherwise (overlapping or dilated patches) the products of
+// every (i, a) landing on the row are added into it. Pads crop, output_padding adds bias only.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +16,11 @@ namespace kiln::cpu {
 
 struct PatchDeconvShape {
   int64_t batch = 1, h = 1, w = 1, channels = 1;  // input [N, H, W, C], channels-last
-  int64_t out_channels = 1, kh = 1, kw = 1;        // M; kernel = strides
+  int64_t out_channels = 1, kh = 1, kw = 1;        // M; the kernel
   int64_t out_h = 1, out_w = 1, pad_top = 0, pad_left = 0;
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  // Whether the patches tile the output: kernel = strides, no dilation.
+  bool tiles() const { return kh == stride_h && kw == stride_w && dilation_h == 1 && dilation_w == 1; }
 };
 
 // What runs on each finished output row, in order: an activation, or y = alpha * y + beta.

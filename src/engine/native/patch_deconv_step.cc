@@ -1,8 +1,8 @@
-// ConvTranspose 2-D whose kernel equals its strides, on cpu::patch_deconv: channels-last in and
-// out, the bias (its own and a following bias Add) added as each row is made and the activations
-// and scalings after it applied to each row while it is in cache. oneDNN 2.6 runs these shapes
-// through its backward-data convolution with 16-channel blocks: PP-OCR's detector head (24 -> 1
-// channels, 320x320 -> 640x640) took 166 ms there.
+// ConvTranspose 2-D whose kernel equals its strides, or of few output channels, on
+// cpu::patch_deconv: channels-last in and out, the bias (its own and a following bias Add) added
+// as each row is made and the activations and scalings after it applied to each row while it is
+// in cache. oneDNN 2.6 runs these shapes through its backward-data convolution with 16-channel
+// blocks: PP-OCR's detector head (24 -> 1 channels, 320x320 -> 640x640) took 166 ms there.
 #include "engine/cpu/patch_deconv.h"
 #include "engine/lowering.h"
 #include "engine/native/native_step.h"
@@ -40,19 +40,24 @@ std::optional<cpu::RowOp> row_op(const PostOp& p) {
   }
 }
 
-// The shape when n is a 2-D ConvTranspose of one group whose kernel equals its strides, without
-// dilation and with pads that only crop.
+// Overlapping or dilated patches run here below this many output channels: oneDNN 2.6 pads the
+// channels to blocks of 16, so with one output channel it did 3-5 GFLOP/s (and 85-125 with 64).
+constexpr int64_t kFewChannels = 16;
+
+// The shape when n is a 2-D ConvTranspose of one group whose kernel equals its strides without
+// dilation, or one of few output channels; pads that only crop.
 std::optional<cpu::PatchDeconvShape> patch_shape(const Node& n, const GraphFacts& f) {
   const auto g = deconv_geometry(n, f);
   if (!g || g->src.size() != 4 || g->weights.size() != 4) return std::nullopt;  // 4: one group
-  const int64_t kh = g->weights[2], kw = g->weights[3];
-  if (g->strides != std::vector<int64_t>{kh, kw} || g->dilations != std::vector<int64_t>{0, 0} ||
-      g->pad_l[0] < 0 || g->pad_l[1] < 0)
+  const cpu::PatchDeconvShape s{
+      .batch = g->src[0], .h = g->src[2], .w = g->src[3], .channels = g->src[1],
+      .out_channels = g->channels_out, .kh = g->weights[2], .kw = g->weights[3],
+      .out_h = g->dst[2], .out_w = g->dst[3], .pad_top = g->pad_l[0], .pad_left = g->pad_l[1],
+      .stride_h = g->strides[0], .stride_w = g->strides[1],
+      .dilation_h = g->dilations[0] + 1, .dilation_w = g->dilations[1] + 1};
+  if (s.pad_top < 0 || s.pad_left < 0 || (!s.tiles() && s.out_channels >= kFewChannels))
     return std::nullopt;
-  return cpu::PatchDeconvShape{.batch = g->src[0], .h = g->src[2], .w = g->src[3],
-                               .channels = g->src[1], .out_channels = g->channels_out, .kh = kh,
-                               .kw = kw, .out_h = g->dst[2], .out_w = g->dst[3],
-                               .pad_top = g->pad_l[0], .pad_left = g->pad_l[1]};
+  return s;
 }
 
 // The longest prefix of the chain the rows can take: a bias first, then activations and scalings.

@@ -1,7 +1,7 @@
-// cpu.patch_deconv (ConvTranspose with kernel == strides) against the reference ConvTranspose:
-// odd sizes, one output channel, one input channel, unequal strides, cropping pads,
-// output_padding, batches, the bias and the chain after it; what it does not take goes to
-// onednn.deconv.
+// cpu.patch_deconv (ConvTranspose with kernel == strides, or few output channels) against the
+// reference ConvTranspose: odd sizes, one output channel, one input channel, unequal strides,
+// cropping pads, output_padding, overlapping and dilated patches, batches, the bias and the chain
+// after it; what it does not take goes to onednn.deconv.
 #include "engine/engine_test_util.h"
 
 namespace kiln::engine {
@@ -48,6 +48,12 @@ TEST(PatchDeconv, MatchesTheReference) {
       {{1, 3, 4, 4}, {3, 5, 2, 2}, {attr("strides", V{2, 2}), attr("output_padding", V{1, 1})}},
       {{2, 8, 4, 3}, {8, 4, 2, 2}, {attr("strides", V{2, 2})}, "AddTensor"},
       {{1, 4, 1, 1}, {4, 1, 4, 4}, {attr("strides", V{4, 4})}},  // one pixel
+      // overlapping or dilated patches, few output channels
+      {{1, 6, 7, 6}, {6, 1, 3, 3}, {attr("strides", V{2, 2}), attr("pads", V{1, 1, 1, 1}), attr("output_padding", V{1, 1})}},
+      {{2, 5, 6, 7}, {5, 3, 3, 3}, {attr("pads", V{1, 1, 1, 1})}, "HardSigmoid"},
+      {{1, 4, 5, 6}, {4, 2, 4, 4}, {attr("strides", V{2, 2}), attr("pads", V{1, 1, 1, 1})}},
+      {{1, 4, 6, 5}, {4, 15, 3, 2}, {attr("dilations", V{2, 3}), attr("pads", V{2, 1, 0, 2})}, "BiasSigmoidScale"},
+      {{1, 24, 5, 5}, {24, 8, 3, 5}, {attr("strides", V{3, 2})}},
   };
   for (size_t i = 0; i < cases.size(); ++i)
     for (bool bias : {true, false}) {
@@ -69,8 +75,8 @@ TEST(PatchDeconv, MatchesTheReference) {
 TEST(PatchDeconv, OtherGeometriesGoToOnednn) {
   const std::vector<Case> cases = {
       {{1, 4, 5, 5}, {4, 2, 2, 2}, {attr("strides", V{2, 2}), attr("group", int64_t{2})}},
-      {{1, 4, 5, 5}, {4, 2, 2, 2}, {attr("strides", V{2, 2}), attr("dilations", V{2, 2})}},
-      {{1, 4, 5, 5}, {4, 2, 3, 3}, {attr("strides", V{2, 2})}},
+      {{1, 4, 5, 5}, {4, 16, 2, 2}, {attr("strides", V{2, 2}), attr("dilations", V{2, 2})}},
+      {{1, 4, 5, 5}, {4, 16, 3, 3}, {attr("strides", V{2, 2})}},  // overlapping, 16 channels
       {{1, 4, 5}, {4, 2, 2}, {attr("strides", V{2})}},  // 1-D
   };
   for (size_t i = 0; i < cases.size(); ++i) {
