@@ -59,6 +59,9 @@ void CompiledSubgraph::compile(const std::vector<RtValue>& inputs, const OuterVa
     const RtValue& v = i < inputs.size() ? inputs[i] : outer(copy.outer_inputs[i - inputs.size()]);
     KILN_CHECK(v.is_tensor(), ErrorKind::kUnsupported, "input '{}' is a {}", g.inputs[i]->name,
                v.describe());
+    // A CompiledModel is not fed the inputs that have an initializer.
+    KILN_CHECK(!g.inputs[i]->is_constant(), ErrorKind::kUnsupported,
+               "input '{}' has an initializer", g.inputs[i]->name);
     g.inputs[i]->type = TypeInfo::tensor(v.tensor.dtype());
   }
   Model m;
@@ -106,16 +109,18 @@ std::optional<std::vector<RtValue>> CompiledSubgraph::run(const std::vector<RtVa
   Signature sig;
   sig.reserve(feeds_.size());
   const auto& declared = model_->inputs();
+  bool same_types = true;
   for (size_t i = 0; i < feeds_.size(); ++i) {
     // Another element type than the first run's (a Loop's carried value may change it).
-    if (!feeds_[i].is_tensor() || feeds_[i].tensor.dtype() != declared[i]->type.elem)
-      return std::nullopt;
-    sig.push_back(feeds_[i].tensor.dims());
+    same_types &= feeds_[i].is_tensor() && feeds_[i].tensor.dtype() == declared[i]->type.elem;
+    if (same_types) sig.push_back(feeds_[i].tensor.dims());
   }
-  if (!planned(sig)) return std::nullopt;
-  std::optional<BodyObserver> body_observer;
-  if (observer) body_observer.emplace(*observer, origin_);
-  std::vector<RtValue> outs = model_->run(feeds_, body_observer ? &*body_observer : nullptr);
+  std::optional<std::vector<RtValue>> outs;
+  if (same_types && planned(sig)) {
+    std::optional<BodyObserver> body_observer;
+    if (observer) body_observer.emplace(*observer, origin_);
+    outs = model_->run(feeds_, body_observer ? &*body_observer : nullptr);
+  }
   feeds_.clear();  // the inputs are not kept alive until the next run
   return outs;
 }
