@@ -28,19 +28,18 @@ void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed
   std::vector<float> bias_cols(static_cast<size_t>(cols), 0.0f);
   if (bias)
     for (int64_t b = 0; b < s.kw; ++b) std::copy(bias, bias + M, bias_cols.begin() + b * M);
-  const std::vector<float> zero_cols(static_cast<size_t>(cols), 0.0f);
+  const std::vector<float> zeros(static_cast<size_t>(std::max(cols, s.w)), 0.0f);  // a zero bias
   const KernelTable& k = kernels();
   // Fewer columns than a register holds (OC = 1): registers run along the pixels instead, over
   // the input row transposed to [C, W], and the result [cols, W] is transposed into the row.
   const bool narrow = cols < k.width;
-  std::vector<float> packed_t, zeros;  // narrow: per kernel row, [cols, C]; W zeros
+  std::vector<float> packed_t;  // narrow: per kernel row, [cols, C]
   if (narrow) {
     packed_t.resize(static_cast<size_t>(s.kh * cols * C));
     for (int64_t a = 0; a < s.kh; ++a)
       for (int64_t c = 0; c < C; ++c)
         for (int64_t q = 0; q < cols; ++q)
           packed_t[(a * cols + q) * C + c] = packed[(a * C + c) * cols + q];
-    zeros.assign(static_cast<size_t>(s.w), 0.0f);
   }
   // Tiling patches: input columns cover output columns [-pad_left, w * kw - pad_left); the rest
   // gets the bias.
@@ -101,7 +100,7 @@ void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed
               }
             continue;
           }
-          patch_row(n * s.h + t / s.stride_h, a, scratch.data(), zero_cols.data());
+          patch_row(n * s.h + t / s.stride_h, a, scratch.data(), zeros.data());
           for (int64_t j = 0; j < s.w; ++j)
             for (int64_t b = 0; b < s.kw; ++b) {
               const int64_t ox = j * s.stride_w + b * s.dilation_w - s.pad_left;

@@ -3,6 +3,8 @@
 // on every run (PP-OCR's 96x160x160 upsample: 48 ms, nearly all of it faults), and it reads its
 // input in the layout it was made in (row-major, channels-last or 16/8-channel blocks) and writes
 // the same layout, so no reorder surrounds it. Anything else stays on the context kernel.
+#include <algorithm>
+
 #include "engine/cpu/resize.h"
 #include "engine/lowering.h"
 #include "engine/native/native_step.h"
