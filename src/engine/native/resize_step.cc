@@ -97,7 +97,9 @@ bool build_resize(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const ResizePlan p = *resize_plan(n, lw.facts());
   Walk w;
-  if (auto made = layout_walk(lw.layout(n.inputs[0]), p)) w = *made;
+  // A graph output is returned row-major: reorder the input (an upsample's smaller side) instead.
+  auto made = lw.facts().is_graph_output(n.outputs[0]) ? std::nullopt : layout_walk(lw.layout(n.inputs[0]), p);
+  if (made) w = *made;
   else w.planes = dims_product(p.x_dims, 0, p.x_dims.size() - 2);
   auto step = std::make_unique<ResizeStep>(n, p, w);
   step->threads = threads_for_bytes(4.0 * static_cast<double>(dims_product(p.y_dims, 0, p.y_dims.size())));
