@@ -127,26 +127,6 @@ TEST(CompiledModel, BadFeedsFail) {
   EXPECT_EQ(kind_of({}), ErrorKind::kBadInput);
 }
 
-// An If whose branches read a value a oneDNN step made (outer scope): the If step runs the
-// branch's own plan, which reads it as an input.
-TEST(CompiledModel, SubgraphsReadValuesOfTheFastSteps) {
-  const auto make = [] {
-    ModelBuilder b;
-    Value* x = b.input("x", {1, 4, 5, 5});
-    Value* cond = b.input("cond", {}, DataType::kBool);
-    Value* c = b.op("Conv", {x, b.constant("w", random_tensor({4, 4, 1, 1}, 3))});
-    b.output(b.if_op(cond, {"Relu", {c}}, {"Neg", {c}}));
-    return b.take();
-  };
-  for (bool cond : {true, false}) {
-    Tensor t(DataType::kBool, {});
-    t.set_f64(0, cond);
-    const auto s = expect_same_as_reference(make, {random_tensor({1, 4, 5, 5}, 1), t});
-    EXPECT_EQ(steps_of(s, "onednn.conv"), 1);
-    EXPECT_EQ(steps_of(s, "engine.if"), 1);
-  }
-}
-
 TEST(CompiledModel, StepErrorsNameTheNode) {
   ModelBuilder b;
   Value* ids = b.input("ids", {1}, DataType::kInt64);

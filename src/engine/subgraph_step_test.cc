@@ -108,6 +108,7 @@ TEST(SubgraphStep, IfBranchRunsItsOwnPlan) {
   for (bool cond : {true, false}) {
     const Tensor x = random_tensor({1, 4, 5, 5}, 1);
     const auto s = expect_same_as_reference(make, {x, bool_scalar(cond)});
+    EXPECT_EQ(steps_of(s, "onednn.conv"), 1);
     EXPECT_EQ(steps_of(s, "engine.if"), 1);
     CompiledModel m(make());
     RanObserver seen;
