@@ -75,6 +75,34 @@ void concat(std::span<const void* const> xs, std::span<const int64_t> lens, int6
   });
 }
 
+void concat_channels_last(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
+                          float* y) {
+  int64_t total = 0;
+  for (const ChannelPiece& p : pieces) total += p.channels;
+  if (batch * pixels == 0 || total == 0) return;
+  // Each task writes whole output pixels: every piece's channels of them.
+  parallel_for(batch * pixels, tasks_per_thread(total * 4 + 1), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / pixels, q = t % pixels;
+      float* out = y + t * total;
+      for (const ChannelPiece& p : pieces) {
+        const float* x = p.data + b * pixels * p.channels;
+        if (p.block == 0) {
+          std::memcpy(out, x + q * p.channels, static_cast<size_t>(p.channels) * sizeof(float));
+        } else if (p.block == 16) {
+          for (int64_t c = 0; c < p.channels; c += 16)
+            std::memcpy(out + c, x + (c / 16 * pixels + q) * 16, 16 * sizeof(float));
+        } else {
+          for (int64_t c = 0; c < p.channels; c += p.block)
+            std::memcpy(out + c, x + (c / p.block * pixels + q) * p.block,
+                        static_cast<size_t>(p.block) * sizeof(float));
+        }
+        out += p.channels;
+      }
+    }
+  }, 1);
+}
+
 void split(const void* x, std::span<void* const> ys, std::span<const int64_t> lens, int64_t outer,
            int64_t inner, size_t elem_size) {
   const auto* src = static_cast<const unsigned char*>(x);

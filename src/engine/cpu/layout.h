@@ -18,6 +18,18 @@ void transpose(const void* x, std::span<const int64_t> x_dims, std::span<const i
 void concat(std::span<const void* const> xs, std::span<const int64_t> lens, int64_t outer,
             int64_t inner, void* y, size_t elem_size);
 
+// Concat along the channels into channels-last y ([batch, pixels, sum of channels] in memory).
+// Piece k holds `channels` channels, channels-last (block 0: [batch, pixels, channels]) or in
+// blocks of `block` ([batch, channels / block, pixels, block], channels a multiple of block):
+// DenseNet's concats join a channels-last input with Winograd convs' channel-blocked outputs.
+struct ChannelPiece {
+  const float* data;
+  int64_t channels;
+  int64_t block;  // 0: channels-last
+};
+void concat_channels_last(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
+                          float* y);
+
 // Split, the inverse of concat: output k gets [outer, lens[k] * inner] of x.
 void split(const void* x, std::span<void* const> ys, std::span<const int64_t> lens, int64_t outer,
            int64_t inner, size_t elem_size);

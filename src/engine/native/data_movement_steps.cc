@@ -170,14 +170,58 @@ bool match_concat(const Node& n, const MatchContext& ctx, Group& g) {
 bool build_concat(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const GraphFacts& f = lw.facts();
-  auto step = std::make_unique<ConcatStep>(n, *concat_shape(n, f));
-  for (const Value* v : n.inputs) step->read(lw.plain(v), *f.dims(v));
-  step->write(lw.define(n.outputs[0]));
-  lw.add(std::move(step));
+  std::vector<int> reads;
+  for (const Value* v : n.inputs) reads.push_back(lw.plain(v));
+  const ConcatShape s = *concat_shape(n, f);
+  add_concat_step(n, reads, lw.define(n.outputs[0]), s.lens, s.outer, s.inner, lw);
   return true;
 }
 
 }  // namespace
+
+namespace {
+
+class ChannelsLastConcatStep : public NativeStep {
+ public:
+  ChannelsLastConcatStep(const Node& n, std::vector<int64_t> blocks)
+      : NativeStep(n, "cpu.concat"), blocks_(std::move(blocks)) {}
+  using NativeStep::read;
+  using NativeStep::write;
+  void run(RunState& st) override {
+    const auto& y = out(st, 0);
+    pieces_.clear();
+    for (size_t k = 0; k < blocks_.size(); ++k) {
+      const Tensor& x = in(st, k);
+      pieces_.push_back({x.data<float>(), x.dim(1), blocks_[k]});
+    }
+    cpu::concat_channels_last(pieces_, y.dim(0), y.dim(2) * y.dim(3), out(st, 0).data<float>());
+  }
+
+ private:
+  std::vector<int64_t> blocks_;
+  std::vector<cpu::ChannelPiece> pieces_;
+};
+
+}  // namespace
+
+void add_channels_last_concat_step(const Node& n, const std::vector<int>& reads,
+                                   std::vector<int64_t> blocks, int out, Lowering& lw) {
+  const GraphFacts& f = lw.facts();
+  auto step = std::make_unique<ChannelsLastConcatStep>(n, std::move(blocks));
+  for (size_t k = 0; k < reads.size(); ++k) step->read(reads[k], *f.dims(n.inputs[k]));
+  step->write(out);
+  lw.add(std::move(step));
+}
+
+void add_concat_step(const Node& n, const std::vector<int>& reads, int out,
+                     std::vector<int64_t> lens, int64_t outer, int64_t inner, Lowering& lw) {
+  const GraphFacts& f = lw.facts();
+  auto step = std::make_unique<ConcatStep>(
+      n, ConcatShape{std::move(lens), outer, inner, dtype_size(f.dtype(n.outputs[0]))});
+  for (size_t k = 0; k < reads.size(); ++k) step->read(reads[k], *f.dims(n.inputs[k]));
+  step->write(out);
+  lw.add(std::move(step));
+}
 
 void register_native_data_movement(KernelTable& t) {
   t.add("", "Transpose", DataType::kUndefined,
