@@ -76,6 +76,66 @@ bool match_concat(const Node& n, const MatchContext& ctx, Group& g) {
   return true;
 }
 
+// The channel block of md when it holds [N, C, H, W] in whole blocks of 16 or 8 channels
+// (nChw16c, nChw8c; Winograd convs write those), 0 when channels-last, -1 otherwise.
+int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& d) {
+  if (d.size() != 4) return -1;
+  if (physical_order(md) == std::vector<int>{0, 2, 3, 1}) return 0;
+  for (const auto& [tag, block] : {std::pair{dnnl::memory::format_tag::nChw16c, int64_t{16}},
+                                   std::pair{dnnl::memory::format_tag::nChw8c, int64_t{8}}})
+    if (d[1] % block == 0 && md == dnnl::memory::desc(d, dt::f32, tag)) return block;
+  return -1;
+}
+
+// Concats that are kiln's copies (cpu.concat) rather than oneDNN 2.6's: pieces in one dense
+// permuted layout (channels-last: in memory order a row-major concat; the result keeps the
+// layout; DenseNet's channel concats ran at 13 GB/s in oneDNN's), channel-blocked pieces along
+// the channels filling whole blocks ([N, C/b, H, W, b]: a concat of the C/b axis), and
+// channels-last pieces next to channel-blocked ones (DenseNet's block input and its Winograd
+// convs' outputs, which oneDNN sends to its reference concat), joined channels-last. False when
+// none fits.
+bool build_concat_copies(const Node& n, const std::vector<dnnl::memory::desc>& srcs, int axis,
+                         Lowering& lw) {
+  const auto& out = *lw.facts().dims(n.outputs[0]);
+  const auto dims = [&](size_t i) -> const std::vector<int64_t>& { return *lw.facts().dims(n.inputs[i]); };
+  const auto reads = [&] {
+    std::vector<int> r;
+    for (size_t i = 0; i < n.inputs.size(); ++i) r.push_back(lw.in_layout(n.inputs[i], srcs[i]));
+    return r;
+  };
+  const auto order = physical_order(srcs[0]);
+  bool same_order = order.has_value();
+  for (const auto& s : srcs) same_order = same_order && physical_order(s) == order;
+  if (same_order) {
+    const auto at = std::find(order->begin(), order->end(), axis) - order->begin();
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < static_cast<int64_t>(order->size()); ++i)
+      if (i != at) (i < at ? outer : inner) *= out[(*order)[i]];
+    std::vector<int64_t> lens;
+    for (size_t i = 0; i < n.inputs.size(); ++i) lens.push_back(dims(i)[axis]);
+    add_concat_step(n, reads(), lw.define(n.outputs[0], dense_md(out, *order)), lens, outer, inner, lw);
+    return true;
+  }
+  if (axis != 1 || out.size() != 4) return false;
+  std::vector<int64_t> blocks;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    blocks.push_back(channel_block(srcs[i], dims(i)));
+    if (blocks.back() < 0) return false;
+  }
+  if (std::all_of(blocks.begin(), blocks.end(), [&](int64_t b) { return b == blocks[0]; })) {
+    const int64_t block = blocks[0];  // > 0: all channels-last was same_order
+    std::vector<int64_t> lens;
+    for (size_t i = 0; i < n.inputs.size(); ++i) lens.push_back(dims(i)[1] / block);
+    const auto tag = block == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c;
+    add_concat_step(n, reads(), lw.define(n.outputs[0], dnnl::memory::desc(out, dt::f32, tag)), lens,
+                    out[0], out[2] * out[3] * block, lw);
+    return true;
+  }
+  add_channels_last_concat_step(n, reads(), std::move(blocks),
+                                lw.define(n.outputs[0], dense_md(out, {0, 2, 3, 1})), lw);
+  return true;
+}
+
 bool build_concat(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const auto& out = *lw.facts().dims(n.outputs[0]);
@@ -86,74 +146,10 @@ bool build_concat(Group& g, Lowering& lw) {
     srcs.push_back(layout_or_plain(v, lw));
     all_plain = all_plain && is_plain(srcs.back());
   }
-  // Row-major pieces are cpu.concat's copies: oneDNN 2.6's simple concat took 9 ms for PP-OCR's
-  // four [1, 24, 160, 160] maps (10 MB), about 1 GB/s.
+  // Row-major pieces are the native cpu.concat's (oneDNN 2.6's simple concat took 9 ms for
+  // PP-OCR's four [1, 24, 160, 160] maps, 10 MB, about 1 GB/s); laid-out ones may be too.
   if (all_plain) return false;
-  // So are pieces all in one dense permuted layout (channels-last): in memory order the concat
-  // is a row-major one, and the result keeps the layout. (DenseNet-121's 58 channel concats ran
-  // at 13 GB/s in oneDNN's.)
-  if (const auto order = physical_order(srcs[0])) {
-    bool same = true;
-    for (const auto& s : srcs) same = same && physical_order(s) == order;
-    if (same) {
-      const auto at = std::find(order->begin(), order->end(), axis) - order->begin();
-      int64_t outer = 1, inner = 1;
-      for (int64_t i = 0; i < static_cast<int64_t>(order->size()); ++i)
-        (i < at ? outer : inner) *= i == at ? 1 : out[(*order)[i]];
-      std::vector<int64_t> lens;
-      std::vector<int> reads;
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        lens.push_back((*lw.facts().dims(n.inputs[i]))[axis]);
-        reads.push_back(lw.in_layout(n.inputs[i], srcs[i]));
-      }
-      add_concat_step(n, reads, lw.define(n.outputs[0], dense_md(out, *order)), lens, outer, inner,
-                      lw);
-      return true;
-    }
-  }
-  // And channel-blocked pieces (Winograd's outputs: DenseNet, SqueezeNet) along the channels when
-  // every piece fills whole blocks: [N, C/b, H, W, b] in memory, a concat of the C/b axis.
-  if (axis == 1 && out.size() == 4) {
-    for (const auto [tag, block] : {std::pair{dnnl::memory::format_tag::nChw16c, int64_t{16}},
-                                    std::pair{dnnl::memory::format_tag::nChw8c, int64_t{8}}}) {
-      bool whole = true;
-      std::vector<int64_t> lens;
-      for (size_t i = 0; i < n.inputs.size() && whole; ++i) {
-        const auto& d = *lw.facts().dims(n.inputs[i]);
-        whole = d[1] % block == 0 && srcs[i] == dnnl::memory::desc(d, dt::f32, tag);
-        lens.push_back(d[1] / block);
-      }
-      if (!whole) continue;
-      std::vector<int> reads;
-      for (size_t i = 0; i < n.inputs.size(); ++i) reads.push_back(lw.in_layout(n.inputs[i], srcs[i]));
-      add_concat_step(n, reads, lw.define(n.outputs[0], dnnl::memory::desc(out, dt::f32, tag)), lens,
-                      out[0], out[2] * out[3] * block, lw);
-      return true;
-    }
-  }
-  // Channels-last and channel-blocked pieces mixed (DenseNet: the block's input and Winograd
-  // convs' outputs; oneDNN 2.6 takes those to its reference concat): the result channels-last.
-  if (axis == 1 && out.size() == 4) {
-    const std::vector<int> channels_last = {0, 2, 3, 1};
-    std::vector<int64_t> blocks;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const auto& d = *lw.facts().dims(n.inputs[i]);
-      if (physical_order(srcs[i]) == channels_last) blocks.push_back(0);
-      else if (d[1] % 16 == 0 && srcs[i] == dnnl::memory::desc(d, dt::f32, dnnl::memory::format_tag::nChw16c))
-        blocks.push_back(16);
-      else if (d[1] % 8 == 0 && srcs[i] == dnnl::memory::desc(d, dt::f32, dnnl::memory::format_tag::nChw8c))
-        blocks.push_back(8);
-      else
-        break;
-    }
-    if (blocks.size() == n.inputs.size()) {
-      std::vector<int> reads;
-      for (size_t i = 0; i < n.inputs.size(); ++i) reads.push_back(lw.in_layout(n.inputs[i], srcs[i]));
-      add_channels_last_concat_step(n, reads, std::move(blocks),
-                                    lw.define(n.outputs[0], dense_md(out, channels_last)), lw);
-      return true;
-    }
-  }
+  if (build_concat_copies(n, srcs, axis, lw)) return true;
   const int threads = threads_for_bytes(2 * bytes_of(out));
   ThreadScope scope(threads);
   dnnl::primitive_attr attr;
