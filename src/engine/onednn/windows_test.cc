@@ -51,7 +51,9 @@ TEST(OnednnConcatSplit, ConcatOfLaidOutPieces) {
       const auto s = expect_same_as_reference(make, {random_tensor({2, 8, 6, 5}, 1)}, 1e-4, 1e-5,
                                               {.winograd = winograd});
       EXPECT_EQ(steps_of(s, "cpu.concat") + steps_of(s, "onednn.concat"), 1);
-      if (!winograd) EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
+      if (!winograd) {
+        EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
+      }
     }
 }
 
