@@ -104,6 +104,12 @@ def main():
 
     model = onnx.load(args.model, load_external_data=False)
     initializers = {i.name for i in model.graph.initializer}
+    fed = {i.name for i in model.graph.input if i.name not in initializers}
+    # Names that match no input fail before any file is written.
+    for what, given in (("--shape", shapes), ("--fill", fills)):
+        unknown = sorted(set(given) - fed)
+        if unknown:
+            sys.exit(f"error: {what} {', '.join(unknown)}: no such input")
     rng = np.random.default_rng(args.seed)
     os.makedirs(args.outdir, exist_ok=True)
     used = set()
@@ -142,9 +148,6 @@ def main():
     unused = sorted(set(dims) - used)
     if unused:
         print(f"warning: --dim {', '.join(unused)} matched no input dim", file=sys.stderr)
-    for what, left in (("--shape", shapes), ("--fill", fills)):
-        if left:
-            sys.exit(f"error: {what} {', '.join(sorted(left))}: no such input")
 
 
 if __name__ == "__main__":
