@@ -98,6 +98,7 @@ PlanSummary CompiledModel::summary(const std::vector<std::vector<int64_t>>& inpu
   for (const auto& st : plan.steps) ++s.kernels[std::string(st->kernel)];
   s.arena_bytes = plan.arena_bytes();
   s.weight_bytes = weights_->bytes();
+  s.listing = plan.describe();
   return s;
 }
 

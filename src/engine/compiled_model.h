@@ -29,6 +29,7 @@ struct PlanSummary {
   std::map<std::string, int> kernels;  // implementation name -> steps
   size_t arena_bytes = 0;              // activations
   size_t weight_bytes = 0;             // constants reordered for oneDNN (all plans)
+  std::string listing;                 // one line per step (Plan::describe)
 };
 
 class CompiledModel {

@@ -169,4 +169,13 @@ inline int steps_of(const PlanSummary& s, const std::string& kernel) {
   return it == s.kernels.end() ? 0 : it->second;
 }
 
+// Inputs the plan had their producers write inside the reading step's output ("(in place)").
+inline int inputs_in_place(const PlanSummary& s) {
+  int n = 0;
+  for (size_t at = s.listing.find("(in place)"); at != std::string::npos;
+       at = s.listing.find("(in place)", at + 1))
+    ++n;
+  return n;
+}
+
 }  // namespace kiln::engine::testing

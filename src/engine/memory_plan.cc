@@ -91,16 +91,37 @@ MemoryPlan plan_memory(const std::vector<SlotInfo>& slots,
 
   // One buffer per set of slots sharing memory; planned when every producer in it writes into a
   // planned buffer (a view of a kernel's own tensor or of an input needs no arena bytes).
-  std::vector<int> buffer_of(ns, -1);
-  std::vector<Buffer> bufs;
   std::vector<bool> plannable(ns, true);
+  std::vector<int> members(ns, 0);
   for (int s = 0; s < ns; ++s) {
     const int r = find_root(parent, s);
+    ++members[r];
     const StepOutput* o = made_by[s];
     const bool planned =
         o && o->memory != OutputMemory::kSelf && slots[s].source == SlotInfo::Source::kStep;
     if (!planned || fresh[s]) plannable[r] = false;
   }
+  // Inputs placed inside an output's buffer (PlacedInput): a slot alone in its set, written by a
+  // step into a fresh planned buffer and read last by the placing step, joins the output's set at
+  // its offset. Every share above is at offset 0, so `within` lies at its root's offset 0 too.
+  std::vector<size_t> at(ns, 0);  // byte offset in the set's buffer
+  mp.placed.assign(steps.size(), {});
+  for (int i = 0; i < end; ++i) {
+    for (const PlacedInput& h : steps[i]->placed_inputs) {
+      const int p = h.slot, r = find_root(parent, h.within);
+      const StepOutput* o = made_by[p];
+      if (!o || o->memory != OutputMemory::kPlanned || o->share >= 0 || members[p] != 1 ||
+          parent[p] != p || last[p] != i || r == p || !plannable[p] || !plannable[r] ||
+          at[h.within] != 0 || h.offset + slots[p].bytes() > slots[h.within].bytes())
+        continue;
+      parent[p] = r;
+      at[p] = h.offset;
+      ++members[r];
+      mp.placed[i].push_back(p);
+    }
+  }
+  std::vector<int> buffer_of(ns, -1);
+  std::vector<Buffer> bufs;
   mp.offset.assign(ns, -1);
   for (int s = 0; s < ns; ++s) {
     const int r = find_root(parent, s);
@@ -111,7 +132,7 @@ MemoryPlan plan_memory(const std::vector<SlotInfo>& slots,
     }
     Buffer& b = bufs[buffer_of[r]];
     KILN_ASSERT(slots[s].dims.has_value(), "a planned buffer of unknown size");
-    b.bytes = std::max(b.bytes, aligned(std::max<size_t>(slots[s].bytes(), 1)));
+    b.bytes = std::max(b.bytes, aligned(at[s] + std::max<size_t>(slots[s].bytes(), 1)));
   }
   // Lifetimes span every slot of the set, views included.
   for (int s = 0; s < ns; ++s) {
@@ -125,7 +146,7 @@ MemoryPlan plan_memory(const std::vector<SlotInfo>& slots,
   for (int s = 0; s < ns; ++s) {
     const int r = find_root(parent, s);
     if (buffer_of[r] >= 0 && made_by[s] && made_by[s]->memory == OutputMemory::kPlanned)
-      mp.offset[s] = bufs[buffer_of[r]].offset;
+      mp.offset[s] = bufs[buffer_of[r]].offset + static_cast<int64_t>(at[s]);
   }
   // Values steps made for themselves (and views) are dropped after their last reader.
   mp.release_after.assign(steps.size(), {});

@@ -17,6 +17,8 @@ struct MemoryPlan {
   // per step: graph outputs it writes into a tensor of their own, made before it runs (the caller
   // keeps them; no copy out of the arena)
   std::vector<std::vector<int>> fresh_before;
+  // per step: its placed_inputs the plan put inside their output (their producers write them there)
+  std::vector<std::vector<int>> placed;
 };
 
 MemoryPlan plan_memory(const std::vector<SlotInfo>& slots,

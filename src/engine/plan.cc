@@ -1,5 +1,6 @@
 #include "engine/plan.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -46,6 +47,7 @@ void Plan::finalize() {
   arena_ = aligned_buffer(arena_bytes_);
   release_after_ = std::move(mp.release_after);
   fresh_before_ = std::move(mp.fresh_before);
+  placed_ = std::move(mp.placed);
   state_.slots.assign(slots.size(), RtValue{});
   for (size_t s = 0; s < slots.size(); ++s) {
     const SlotInfo& info = slots[s];
@@ -82,9 +84,17 @@ std::string Plan::describe() const {
     return fmt::format("#{} {}{}{}", s, i.name, i.dims ? dims_to_string(*i.dims) : "[?]", layout);
   };
   std::string out;
-  for (const auto& st : steps) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step* st = steps[i].get();
     out += fmt::format("{} {}:", st->kernel, st->node ? st->node->name : "");
-    for (int s : st->inputs) out += " " + slot(s);
+    std::vector<int> placed = i < placed_.size() ? placed_[i] : std::vector<int>{};
+    for (int s : st->inputs) {
+      out += " " + slot(s);
+      if (const auto it = std::find(placed.begin(), placed.end(), s); it != placed.end()) {
+        out += " (in place)";
+        placed.erase(it);  // a piece given twice is in place once
+      }
+    }
     out += " ->";
     for (const StepOutput& o : st->outputs)
       out += " " + slot(o.slot) + (o.share >= 0 ? fmt::format(" (shares #{})", o.share) : "");

@@ -49,7 +49,8 @@ class Plan {
   // after the last step is added.
   void finalize();
   size_t arena_bytes() const { return arena_bytes_; }
-  // One line per step: kernel, node, the slots read and written with their layouts.
+  // One line per step: kernel, node, the slots read (marked "in place" when their producer wrote
+  // them inside this step's output) and written, with their layouts.
   std::string describe() const;
 
   std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer);
@@ -64,6 +65,7 @@ class Plan {
   std::shared_ptr<void> scratch_owner_;
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step reads
   std::vector<std::vector<int>> fresh_before_;   // per step: outputs made in tensors of their own
+  std::vector<std::vector<int>> placed_;         // per step: inputs written inside its output
 };
 
 }  // namespace kiln::engine

@@ -33,6 +33,16 @@ struct StepOutput {
   int share = -1;
 };
 
+// An input the memory plan may place `offset` bytes into the buffer of output slot `within`, so
+// that its producer writes it where the step would copy it to (a Concat's pieces). A hint: taken
+// when nothing else shares the input's buffer and no later step reads it; the step checks where
+// the input is at run time and copies it when it is elsewhere.
+struct PlacedInput {
+  int slot = -1;
+  int within = -1;
+  size_t offset = 0;
+};
+
 class Step {
  public:
   virtual ~Step() = default;
@@ -47,6 +57,7 @@ class Step {
   std::vector<int> inputs;  // slots read, in the order reported (-1: an omitted input)
   std::vector<int> also_reads;  // slots read but not reported (values a subgraph uses)
   std::vector<StepOutput> outputs;
+  std::vector<PlacedInput> placed_inputs;
   int threads = 0;  // OpenMP threads the step runs with; 0: the plan's (threads_for_work)
 };
 

@@ -26,7 +26,7 @@ struct ProfileOptions {
   int runs = 10, warmup = 1, threads = 0, top = 15, level = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims;
-  bool json = false, no_cache = false;
+  bool json = false, no_cache = false, plan = false;
 };
 
 
@@ -56,6 +56,7 @@ int profile(const ProfileOptions& o) {
   if (o.json) {
     std::cout << json_text(profile_json(r), 2) << "\n";
   } else {
+    if (o.plan && target->plan()) std::cout << target->plan()->listing << "\n";
     std::cout << profile_table(r, o.top);
     if (!o.trace.empty()) std::cout << "\ntrace written to " << o.trace << "\n";
     if (!o.html.empty()) std::cout << (o.trace.empty() ? "\n" : "") << "HTML written to " << o.html << "\n";
@@ -86,6 +87,9 @@ Action add_profile(CLI::App& app) {
   app.add_option("--dim", o->dims, "Value of a symbolic input dim, NAME=VALUE (repeatable)");
   app.add_option("--seed", o->seed, "Seed of the random inputs");
   app.add_option("--top", o->top, "Rows of each terminal table")->check(CLI::Range(1, 100000));
+  app.add_flag("--plan", o->plan,
+               "Print the fast engine's plan first: each step's kernel, node, and the slots it "
+               "reads and writes with their layouts");
   app.add_flag("--no-cache", o->no_cache, "Measure the machine's peaks again (and re-cache them)");
   return [o]() { return profile(*o); };
 }

@@ -71,16 +71,16 @@ void concat(std::span<const void* const> xs, std::span<const int64_t> lens, int6
             int64_t inner, void* y, size_t elem_size) {
   auto* dst = static_cast<unsigned char*>(y);
   for_each_piece(lens, outer, inner, elem_size, [&](int64_t j, int64_t whole, int64_t part, int64_t n) {
-    std::memcpy(dst + whole, static_cast<const unsigned char*>(xs[j]) + part, n);
+    const auto* src = static_cast<const unsigned char*>(xs[j]) + part;
+    if (src != dst + whole) std::memcpy(dst + whole, src, n);  // else placed there by its producer
   });
 }
 
+namespace {
+
+// Channels-last y: each task writes whole output pixels, every piece's channels of them.
 void concat_channels_last(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
-                          float* y) {
-  int64_t total = 0;
-  for (const ChannelPiece& p : pieces) total += p.channels;
-  if (batch * pixels == 0 || total == 0) return;
-  // Each task writes whole output pixels: every piece's channels of them.
+                          int64_t total, float* y) {
   parallel_for(batch * pixels, tasks_per_thread(total * 4 + 1), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t b = t / pixels, q = t % pixels;
@@ -89,7 +89,7 @@ void concat_channels_last(std::span<const ChannelPiece> pieces, int64_t batch, i
         const float* x = p.data + b * pixels * p.channels;
         if (p.block == 0) {
           std::memcpy(out, x + q * p.channels, static_cast<size_t>(p.channels) * sizeof(float));
-        } else if (p.block == 16) {
+        } else if (p.block == 16) {  // a constant size: the copy is inlined
           for (int64_t c = 0; c < p.channels; c += 16)
             std::memcpy(out + c, x + (c / 16 * pixels + q) * 16, 16 * sizeof(float));
         } else {
@@ -101,6 +101,53 @@ void concat_channels_last(std::span<const ChannelPiece> pieces, int64_t batch, i
       }
     }
   }, 1);
+}
+
+// Channel-blocked y: each task writes one block of channels of one image, all its pixels.
+void concat_channel_blocks(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
+                           int64_t total, int64_t block, float* y) {
+  std::vector<int64_t> piece_of, first_channel;  // per output block
+  for (size_t k = 0; k < pieces.size(); ++k)
+    for (int64_t c = 0; c < pieces[k].channels; c += block) {
+      piece_of.push_back(static_cast<int64_t>(k));
+      first_channel.push_back(c);
+    }
+  const int64_t blocks = static_cast<int64_t>(piece_of.size());
+  const size_t run = static_cast<size_t>(pixels * block) * sizeof(float);
+  parallel_for(batch * blocks, tasks_per_thread(static_cast<int64_t>(run)), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / blocks, j = t % blocks;
+      const ChannelPiece& p = pieces[piece_of[j]];
+      const int64_t c = first_channel[j];
+      const float* x = p.data + b * pixels * p.channels;
+      float* out = y + t * pixels * block;
+      if (p.block == block) {
+        const float* src = x + c * pixels;
+        if (src != out) std::memcpy(out, src, run);  // else placed there by its producer
+      } else if (block == 16) {  // a constant size: the copy is inlined
+        for (int64_t q = 0; q < pixels; ++q)
+          std::memcpy(out + q * 16, x + q * p.channels + c, 16 * sizeof(float));
+      } else {
+        for (int64_t q = 0; q < pixels; ++q)
+          std::memcpy(out + q * block, x + q * p.channels + c,
+                      static_cast<size_t>(block) * sizeof(float));
+      }
+    }
+  }, 1);
+}
+
+}  // namespace
+
+void concat_channels(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
+                     int64_t block, float* y) {
+  int64_t total = 0;
+  for (const ChannelPiece& p : pieces) total += p.channels;
+  if (batch * pixels == 0 || total == 0) return;
+  if (block == 0) {
+    concat_channels_last(pieces, batch, pixels, total, y);
+  } else {
+    concat_channel_blocks(pieces, batch, pixels, total, block, y);
+  }
 }
 
 void split(const void* x, std::span<void* const> ys, std::span<const int64_t> lens, int64_t outer,

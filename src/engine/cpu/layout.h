@@ -15,20 +15,25 @@ void transpose(const void* x, std::span<const int64_t> x_dims, std::span<const i
                void* y, size_t elem_size);
 
 // Concat along an axis: input k viewed as [outer, lens[k] * inner], y as [outer, sum(lens) * inner].
+// A piece found where it belongs in y (placed there by the memory plan) is not copied.
 void concat(std::span<const void* const> xs, std::span<const int64_t> lens, int64_t outer,
             int64_t inner, void* y, size_t elem_size);
 
-// Concat along the channels into channels-last y ([batch, pixels, sum of channels] in memory).
-// Piece k holds `channels` channels, channels-last (block 0: [batch, pixels, channels]) or in
-// blocks of `block` ([batch, channels / block, pixels, block], channels a multiple of block):
-// DenseNet's concats join a channels-last input with Winograd convs' channel-blocked outputs.
+// Concat along the channels of [batch, channels, pixels] pieces into y, channels-last (block 0:
+// [batch, pixels, sum of channels]) or in blocks of `block` channels ([batch, sum / block, pixels,
+// block]). Piece k holds `channels` channels, channels-last (block 0: [batch, pixels, channels])
+// or in blocks ([batch, channels / block, pixels, block], channels a multiple of the block);
+// into a blocked y, every piece's channels are a multiple of y's block and its own block is 0 or
+// y's. DenseNet's and SqueezeNet's concats join channels-last pieces with Winograd convs'
+// channel-blocked outputs. A blocked piece found where it belongs in y (placed there by the
+// memory plan) is not copied.
 struct ChannelPiece {
   const float* data;
   int64_t channels;
   int64_t block;  // 0: channels-last
 };
-void concat_channels_last(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
-                          float* y);
+void concat_channels(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
+                     int64_t block, float* y);
 
 // Split, the inverse of concat: output k gets [outer, lens[k] * inner] of x.
 void split(const void* x, std::span<void* const> ys, std::span<const int64_t> lens, int64_t outer,

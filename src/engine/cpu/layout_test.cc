@@ -152,6 +152,53 @@ TEST_P(CpuLayout, ConcatAndSplitMatchTheReference) {
   }
 }
 
+// Channel concats of channels-last and channel-blocked pieces into either layout, against
+// element-by-element indexing; a piece already where it belongs in a blocked result stays.
+TEST_P(CpuLayout, ChannelConcatOfMixedLayouts) {
+  struct Piece {
+    int64_t channels, block;
+  };
+  const std::vector<Piece> pieces = {{16, 0}, {32, 16}, {48, 0}, {16, 16}};
+  const int64_t batch = 2, pixels = 7, total = 112;
+  // the float at channel c, pixel q, image b of a [batch, channels, pixels] tensor in a layout
+  const auto at = [&](int64_t channels, int64_t block, int64_t b, int64_t c, int64_t q) {
+    return block == 0 ? (b * pixels + q) * channels + c
+                      : ((b * channels + c / block * block) * pixels + q * block + c % block);
+  };
+  std::mt19937 rng(3);
+  std::vector<std::vector<float>> data;
+  std::vector<ChannelPiece> cp;
+  for (const Piece& p : pieces) {
+    data.emplace_back(batch * p.channels * pixels);
+    for (float& v : data.back()) v = static_cast<float>(rng() % 1000);
+    cp.push_back({data.back().data(), p.channels, p.block});
+  }
+  for (int64_t block : {int64_t{0}, int64_t{16}}) {
+    SCOPED_TRACE("block " + std::to_string(block));
+    std::vector<float> y(batch * total * pixels, -1.f);
+    concat_channels(cp, batch, pixels, block, y.data());
+    int64_t c0 = 0;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t c = 0; c < pieces[k].channels; ++c)
+          for (int64_t q = 0; q < pixels; ++q)
+            ASSERT_EQ(y[at(total, block, b, c0 + c, q)], data[k][at(pieces[k].channels, pieces[k].block, b, c, q)])
+                << "piece " << k << " image " << b << " channel " << c << " pixel " << q;
+      c0 += pieces[k].channels;
+    }
+  }
+  // one image, the second piece inside the result: the others are copied around it
+  std::vector<float> y(total * pixels, -1.f);
+  std::copy(data[1].begin(), data[1].begin() + 32 * pixels, y.begin() + 16 * pixels);
+  std::vector<ChannelPiece> placed = cp;
+  placed[1].data = y.data() + 16 * pixels;
+  concat_channels(placed, 1, pixels, 16, y.data());
+  for (int64_t c = 0; c < 32; ++c)
+    for (int64_t q = 0; q < pixels; ++q)
+      EXPECT_EQ(y[at(total, 16, 0, 16 + c, q)], data[1][at(32, 16, 0, c, q)]);
+  EXPECT_EQ(y[at(total, 16, 0, 0, 3)], data[0][at(16, 0, 0, 0, 3)]);
+}
+
 TEST_P(CpuLayout, SliceMatchesTheReference) {
   struct Case {
     std::vector<int64_t> dims, starts, ends, steps;

@@ -181,10 +181,10 @@ bool build_concat(Group& g, Lowering& lw) {
 
 namespace {
 
-class ChannelsLastConcatStep : public NativeStep {
+class ChannelConcatStep : public NativeStep {
  public:
-  ChannelsLastConcatStep(const Node& n, std::vector<int64_t> blocks)
-      : NativeStep(n, "cpu.concat"), blocks_(std::move(blocks)) {}
+  ChannelConcatStep(const Node& n, std::vector<int64_t> blocks, int64_t out_block)
+      : NativeStep(n, "cpu.concat"), blocks_(std::move(blocks)), out_block_(out_block) {}
   using NativeStep::read;
   using NativeStep::write;
   void run(RunState& st) override {
@@ -194,32 +194,51 @@ class ChannelsLastConcatStep : public NativeStep {
       const Tensor& x = in(st, k);
       pieces_.push_back({x.data<float>(), x.dim(1), blocks_[k]});
     }
-    cpu::concat_channels_last(pieces_, y.dim(0), y.dim(2) * y.dim(3), out(st, 0).data<float>());
+    cpu::concat_channels(pieces_, y.dim(0), y.dim(2) * y.dim(3), out_block_, out(st, 0).data<float>());
   }
 
  private:
   std::vector<int64_t> blocks_;
+  int64_t out_block_;
   std::vector<cpu::ChannelPiece> pieces_;
 };
 
 }  // namespace
 
-void add_channels_last_concat_step(const Node& n, const std::vector<int>& reads,
-                                   std::vector<int64_t> blocks, int out, Lowering& lw) {
+void add_channel_concat_step(const Node& n, const std::vector<int>& reads,
+                             std::vector<int64_t> blocks, int64_t out_block, int out, Lowering& lw) {
   const GraphFacts& f = lw.facts();
-  auto step = std::make_unique<ChannelsLastConcatStep>(n, std::move(blocks));
+  const auto& y = *f.dims(n.outputs[0]);
+  // One image: a piece in the output's blocks is one run of it, its producer may write it there.
+  std::vector<PlacedInput> placed;
+  int64_t channel = 0;
+  for (size_t k = 0; k < reads.size(); ++k) {
+    if (out_block > 0 && blocks[k] == out_block && y[0] == 1)
+      placed.push_back({reads[k], out, static_cast<size_t>(channel * y[2] * y[3]) * sizeof(float)});
+    channel += (*f.dims(n.inputs[k]))[1];
+  }
+  auto step = std::make_unique<ChannelConcatStep>(n, std::move(blocks), out_block);
   for (size_t k = 0; k < reads.size(); ++k) step->read(reads[k], *f.dims(n.inputs[k]));
   step->write(out);
+  step->placed_inputs = std::move(placed);
   lw.add(std::move(step));
 }
 
 void add_concat_step(const Node& n, const std::vector<int>& reads, int out,
                      std::vector<int64_t> lens, int64_t outer, int64_t inner, Lowering& lw) {
   const GraphFacts& f = lw.facts();
-  auto step = std::make_unique<ConcatStep>(
-      n, ConcatShape{std::move(lens), outer, inner, dtype_size(f.dtype(n.outputs[0]))});
+  const size_t elem = dtype_size(f.dtype(n.outputs[0]));
+  // One row: each piece is one run of the output, its producer may write it there.
+  std::vector<PlacedInput> placed;
+  int64_t at = 0;
+  for (size_t k = 0; k < reads.size() && outer == 1; ++k) {
+    placed.push_back({reads[k], out, static_cast<size_t>(at * inner) * elem});
+    at += lens[k];
+  }
+  auto step = std::make_unique<ConcatStep>(n, ConcatShape{std::move(lens), outer, inner, elem});
   for (size_t k = 0; k < reads.size(); ++k) step->read(reads[k], *f.dims(n.inputs[k]));
   step->write(out);
+  step->placed_inputs = std::move(placed);
   lw.add(std::move(step));
 }
 

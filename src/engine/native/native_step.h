@@ -38,13 +38,15 @@ int in_place_share(Lowering& lw, int s, size_t out_bytes);
 // A cpu.concat step of the node: input k (slot reads[k]) viewed as [outer, lens[k] * inner] in
 // memory, the output (slot out) as [outer, sum(lens) * inner]. Any dense layout works when these
 // are its memory-order sizes (a channels-last concat along the channels: outer = N * H * W).
+// With one row (outer 1) the memory plan may have the pieces' producers write them in place.
 void add_concat_step(const Node& n, const std::vector<int>& reads, int out,
                      std::vector<int64_t> lens, int64_t outer, int64_t inner, Lowering& lw);
 
-// A cpu.concat step of a float [N, C, H, W] node along C into a channels-last output (slot out):
-// input k (slot reads[k]) channels-last (blocks[k] 0) or in blocks of blocks[k] channels.
-void add_channels_last_concat_step(const Node& n, const std::vector<int>& reads,
-                                   std::vector<int64_t> blocks, int out, Lowering& lw);
+// A cpu.concat step of a float [N, C, H, W] node along C into slot out, channels-last (out_block
+// 0) or in blocks of out_block channels: input k (slot reads[k]) channels-last (blocks[k] 0) or in
+// blocks of blocks[k] channels (cpu::concat_channels says which mixes work).
+void add_channel_concat_step(const Node& n, const std::vector<int>& reads,
+                             std::vector<int64_t> blocks, int64_t out_block, int out, Lowering& lw);
 
 void register_native_elementwise(KernelTable& t);
 void register_native_normalization(KernelTable& t);

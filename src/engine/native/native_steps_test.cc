@@ -131,6 +131,23 @@ TEST(NativeDataMovement, TransposeGatherConcat) {
   EXPECT_EQ(steps_of(s, "onednn.concat"), 0);
 }
 
+// Row-major pieces of one row (leading dims 1) are runs of the concat's result: the steps that
+// make them write them there, and the concat copies nothing. A graph input is copied.
+TEST(NativeDataMovement, ConcatPiecesWrittenInPlace) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {1, 3, 5});
+    Value* a = b.op("Mul", {x, scalar(b, "two", 2.f)});
+    Value* c = b.op("Sigmoid", {x});
+    Value* cat = b.op("Concat", {a, x, c}, {attr("axis", int64_t{1})});
+    b.output(b.op("Add", {cat, scalar(b, "one", 1.f)}));
+    return b.take();
+  };
+  const auto s = expect_same_as_reference(make, {random_tensor({1, 3, 5}, 1)});
+  EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
+  EXPECT_EQ(inputs_in_place(s), 2) << s.listing;
+}
+
 TEST(NativeDataMovement, GatherOutOfRangeFails) {
   ModelBuilder b;
   Value* ids = b.input("ids", {2}, DataType::kInt64);

@@ -76,14 +76,18 @@ bool match_concat(const Node& n, const MatchContext& ctx, Group& g) {
   return true;
 }
 
+dnnl::memory::desc blocked_md(const std::vector<int64_t>& d, int64_t block) {
+  return dnnl::memory::desc(d, dt::f32, block == 16 ? dnnl::memory::format_tag::nChw16c
+                                                    : dnnl::memory::format_tag::nChw8c);
+}
+
 // The channel block of md when it holds [N, C, H, W] in whole blocks of 16 or 8 channels
 // (nChw16c, nChw8c; Winograd convs write those), 0 when channels-last, -1 otherwise.
 int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& d) {
   if (d.size() != 4) return -1;
   if (physical_order(md) == std::vector<int>{0, 2, 3, 1}) return 0;
-  for (const auto& [tag, block] : {std::pair{dnnl::memory::format_tag::nChw16c, int64_t{16}},
-                                   std::pair{dnnl::memory::format_tag::nChw8c, int64_t{8}}})
-    if (d[1] % block == 0 && md == dnnl::memory::desc(d, dt::f32, tag)) return block;
+  for (const int64_t block : {16, 8})
+    if (d[1] % block == 0 && md == blocked_md(d, block)) return block;
   return -1;
 }
 
@@ -92,8 +96,7 @@ int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& 
 // layout; DenseNet's channel concats ran at 13 GB/s in oneDNN's), channel-blocked pieces along
 // the channels filling whole blocks ([N, C/b, H, W, b]: a concat of the C/b axis), and
 // channels-last pieces next to channel-blocked ones (DenseNet's block input and its Winograd
-// convs' outputs, which oneDNN sends to its reference concat), joined channels-last. False when
-// none fits.
+// convs' outputs, which oneDNN sends to its reference concat). False when none fits.
 bool build_concat_copies(const Node& n, const std::vector<dnnl::memory::desc>& srcs, int axis,
                          Lowering& lw) {
   const auto& out = *lw.facts().dims(n.outputs[0]);
@@ -126,13 +129,19 @@ bool build_concat_copies(const Node& n, const std::vector<dnnl::memory::desc>& s
     const int64_t block = blocks[0];  // > 0: all channels-last was same_order
     std::vector<int64_t> lens;
     for (size_t i = 0; i < n.inputs.size(); ++i) lens.push_back(dims(i)[1] / block);
-    const auto tag = block == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c;
-    add_concat_step(n, reads(), lw.define(n.outputs[0], dnnl::memory::desc(out, dt::f32, tag)), lens,
-                    out[0], out[2] * out[3] * block, lw);
+    add_concat_step(n, reads(), lw.define(n.outputs[0], blocked_md(out, block)), lens, out[0],
+                    out[2] * out[3] * block, lw);
     return true;
   }
-  add_channels_last_concat_step(n, reads(), std::move(blocks),
-                                lw.define(n.outputs[0], dense_md(out, {0, 2, 3, 1})), lw);
+  // Channels-last and channel-blocked pieces: blocked when every piece fills whole blocks (what
+  // follows then stays blocked, the Winograd convs read it without a reorder, and with one image
+  // the blocked pieces are written in place), else channels-last.
+  int64_t block = 0;
+  for (int64_t b : blocks) block = std::max(block, b);
+  for (size_t i = 0; i < n.inputs.size() && block > 0; ++i)
+    if ((blocks[i] != 0 && blocks[i] != block) || dims(i)[1] % block != 0) block = 0;
+  const auto dst = block ? blocked_md(out, block) : dense_md(out, {0, 2, 3, 1});
+  add_channel_concat_step(n, reads(), std::move(blocks), block, lw.define(n.outputs[0], dst), lw);
   return true;
 }
 

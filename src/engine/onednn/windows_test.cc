@@ -1,4 +1,5 @@
 // onednn.concat, onednn.split and onednn.slice against the reference kernels.
+#include "engine/cpu/cpu_features.h"
 #include "engine/engine_test_util.h"
 
 namespace kiln::engine {
@@ -75,6 +76,37 @@ TEST(OnednnConcatSplit, MixedLayoutsJoinChannelsLast) {
     const auto s = expect_same_as_reference(make, {random_tensor({2, 8, 7, 6}, 1)});
     EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
     EXPECT_EQ(steps_of(s, "onednn.concat"), 0);
+  }
+}
+
+// Channels-last and channel-blocked pieces that all fill whole blocks join blocked (what follows
+// stays blocked). With one image a blocked piece is one run of the result and its producer writes
+// it there, unless it is given twice (the second is copied) or read after the concat.
+TEST(OnednnConcatSplit, MixedWholeBlocksJoinBlockedInPlace) {
+  for (int64_t batch : {1, 2}) {
+    SCOPED_TRACE(fmt::format("batch {}", batch));
+    const auto make = [batch] {
+      ModelBuilder b;
+      Value* x = b.input("x", {batch, 8, 7, 6});
+      const auto pads = attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+      Value* a = b.op("Conv", {x, b.constant("wa", random_tensor({16, 8, 1, 1}, 2))});
+      Value* c = b.op("Conv", {x, b.constant("wc", random_tensor({32, 8, 3, 3}, 3))}, {pads});
+      Value* d = b.op("Conv", {x, b.constant("wd", random_tensor({16, 8, 3, 3}, 5))}, {pads});
+      Value* cat = b.op("Concat", {a, c, d, c}, {attr("axis", int64_t{1})});
+      b.output(b.op("Conv", {cat, b.constant("wo", random_tensor({4, 96, 1, 1}, 4))}));
+      b.output(b.op("Relu", {d}));  // d is read after the concat
+      return b.take();
+    };
+    const auto s = expect_same_as_reference(make, {random_tensor({batch, 8, 7, 6}, 1)});
+    EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
+    EXPECT_EQ(steps_of(s, "onednn.concat"), 0);
+    if (batch == 2) {
+      EXPECT_EQ(inputs_in_place(s), 0);
+    }
+    // Winograd's blocked outputs where AVX-512 runs it: c in place
+    if (batch == 1 && cpu::active_isa() == cpu::Isa::kAvx512) {
+      EXPECT_EQ(inputs_in_place(s), 1) << s.listing;
+    }
   }
 }
 
