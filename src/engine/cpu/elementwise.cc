@@ -114,6 +114,15 @@ void binary_scalar(BinaryOp op, const float* a, float b, float* y, int64_t n) {
                [&](int64_t s, int64_t e) { k.binary_vs(op, a + s, b, y + s, e - s); });
 }
 
+void scale_runs(const float* x, const float* s, const int32_t* index, float* y, int64_t runs,
+                int64_t len) {
+  const KernelTable& k = kernels();
+  parallel_for(runs, std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(len, 1)),
+               [&](int64_t b, int64_t e) {
+                 k.scale_runs(x + b * len, s, index + b, y + b * len, e - b, len);
+               });
+}
+
 void scalar_binary(BinaryOp op, float a, const float* b, float* y, int64_t n) {
   const KernelTable& k = kernels();
   parallel_for(n, binary_grain(op),

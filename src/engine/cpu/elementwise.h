@@ -69,4 +69,9 @@ void scalar_binary(BinaryOp op, float a, const float* b, float* y, int64_t n);
 void binary_broadcast(BinaryOp op, const float* a, std::span<const int64_t> a_dims, const float* b,
                       std::span<const int64_t> b_dims, float* y);
 
+// y[r * len + j] = x[r * len + j] * s[index[r]] for r < runs, j < len: runs of values sharing a
+// scale (a conv's packed weights times a scale per input channel). y may be x.
+void scale_runs(const float* x, const float* s, const int32_t* index, float* y, int64_t runs,
+                int64_t len);
+
 }  // namespace kiln::cpu

@@ -229,6 +229,25 @@ TEST_P(CpuElementwise, BroadcastWritesInPlaceIntoTheFullInput) {
   EXPECT_TRUE(tensors_near(y, want, 0));
 }
 
+// Runs sharing a scale, of lengths that are and are not whole registers, in place too.
+TEST_P(CpuElementwise, ScaleRunsOfOneScaleEach) {
+  const float scales[] = {2.f, -0.5f, 0.f, 3.f};
+  for (int64_t len : {1, 9, 16, 32, 35}) {
+    SCOPED_TRACE("run length " + std::to_string(len));
+    const int64_t runs = 300;
+    std::vector<int32_t> index(runs);
+    std::vector<float> x(runs * len), y(x.size());
+    for (int64_t r = 0; r < runs; ++r) index[r] = static_cast<int32_t>((r * 7) % 4);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) - 6.f;
+    scale_runs(x.data(), scales, index.data(), y.data(), runs, len);
+    for (int64_t r = 0; r < runs; ++r)
+      for (int64_t j = 0; j < len; ++j)
+        ASSERT_EQ(y[r * len + j], x[r * len + j] * scales[index[r]]) << "run " << r << " at " << j;
+    scale_runs(x.data(), scales, index.data(), x.data(), runs, len);
+    EXPECT_EQ(x, y);
+  }
+}
+
 KILN_INSTANTIATE_FOR_ISAS(CpuElementwise);
 
 }  // namespace

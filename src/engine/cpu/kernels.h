@@ -38,6 +38,10 @@ struct KernelTable {
   void (*reduce_cols)(ReduceOp op, const float* x, float* y, int64_t len, int64_t stride,
                       int64_t cols);
 
+  // y[r * len + j] = x[r * len + j] * s[index[r]] for r < runs, j < len.
+  void (*scale_runs)(const float* x, const float* s, const int32_t* index, float* y, int64_t runs,
+                     int64_t len);
+
   // y[i] = a[i] (1 - w) + b[i] w: linear interpolation between two rows.
   void (*lerp)(const float* a, const float* b, float w, float* y, int64_t n);
 

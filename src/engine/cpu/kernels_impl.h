@@ -404,6 +404,14 @@ void reduce_cols_kernel(ReduceOp op, const float* x, float* y, int64_t len, int6
   }
 }
 
+void scale_runs_kernel(const float* x, const float* s, const int32_t* index, float* y,
+                       int64_t runs, int64_t len) {
+  for (int64_t r = 0; r < runs; ++r) {
+    const Vec k = Vec::all(s[index[r]]);
+    map1(x + r * len, y + r * len, len, [&](Vec v) { return v * k; });
+  }
+}
+
 void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {
   const Vec wa = Vec::all(1.0f - w), wb = Vec::all(w);
   map2(a, b, y, n, [&](Vec u, Vec v) { return fma(v, wb, u * wa); });
@@ -494,6 +502,7 @@ const KernelTable& kernel_table() {
       .norm_rows = norm_rows_kernel,
       .reduce_rows = reduce_rows_kernel,
       .reduce_cols = reduce_cols_kernel,
+      .scale_runs = scale_runs_kernel,
       .lerp = lerp_kernel,
       .rows_times_matrix = rows_times_matrix_kernel,
       .transpose_4b = transpose_4b_kernel,

@@ -4,6 +4,9 @@
 // or blocked); weights are reordered once.
 #include "engine/onednn/onednn_kernels.h"
 
+#include <numeric>
+
+#include "engine/cpu/elementwise.h"
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
@@ -149,7 +152,7 @@ class InputScaledConv : public DnnlStep {
     const float* w = weights.data<float>();
     if (packed_md.data.format_kind != dnnl_blocked) {
       base_.assign(w, w + weights.numel());
-      channel_of_ = std::move(channel);
+      set_channels(channel);
       scaled_.resize(base_.size());
       scaled_mem_ = dnnl::memory(plain, dnnl_engine(), scaled_.data());
       reorder_ = dnnl::reorder(scaled_mem_, packed_);
@@ -171,11 +174,12 @@ class InputScaledConv : public DnnlStep {
     pack(channel1.data(), packed_channel1.data());
     dnnl_stream().wait();
     // Padding reads the scale's extra last element, 0: a NaN or inf scale stays out of it.
-    channel_of_.resize(packed_elems);
+    std::vector<int32_t> packed_channel(packed_elems);
     for (size_t e = 0; e < packed_elems; ++e) {
       const auto c1 = static_cast<int32_t>(packed_channel1[e]);
-      channel_of_[e] = c1 == 0 ? static_cast<int32_t>(channels_) : c1 - 1;
+      packed_channel[e] = c1 == 0 ? static_cast<int32_t>(channels_) : c1 - 1;
     }
+    set_channels(packed_channel);
     target_ = static_cast<float*>(packed_.get_data_handle());
     bind_constant(DNNL_ARG_WEIGHTS, packed_);
   }
@@ -188,19 +192,33 @@ class InputScaledConv : public DnnlStep {
     KILN_CHECK(s.numel() == channels_, ErrorKind::kRuntime, "{}: a scale of {} values for {} channels",
                kernel, s.numel(), channels_);
     std::copy_n(s.data<float>(), channels_, scale_.begin());
-    const float* sc = scale_.data();
-    const float* w = base_.data();
-    const int32_t* ch = channel_of_.data();
-    for (size_t e = 0, n = base_.size(); e < n; ++e) target_[e] = w[e] * sc[ch[e]];
+    cpu::scale_runs(base_.data(), scale_.data(), run_channel_.data(), target_,
+                    static_cast<int64_t>(run_channel_.size()), run_len_);
     if (reorder_) reorder_->execute(dnnl_stream(), scaled_mem_, packed_);
     DnnlStep::run(st);
   }
 
  private:
-  int64_t channels_;                 // of the input: the scale's length
-  std::vector<float> scale_;         // this run's scale, then a 0 for the padding
-  std::vector<float> base_;          // the weights, unscaled: packed, or row-major for a reorder
-  std::vector<int32_t> channel_of_;  // per element of base_, its input channel (padding: channels_)
+  // base_ in runs of run_len_ elements of one input channel each (the output channels of a
+  // blocked layout's innermost block: 16 to 64 long; a kernel's taps when row-major).
+  void set_channels(const std::vector<int32_t>& channel_of) {
+    int64_t len = 0;
+    for (size_t e = 0, start = 0; e <= channel_of.size(); ++e)
+      if (e == channel_of.size() || channel_of[e] != channel_of[start]) {
+        len = std::gcd(len, static_cast<int64_t>(e - start));
+        start = e;
+      }
+    run_len_ = std::max<int64_t>(len, 1);
+    run_channel_.clear();
+    for (size_t e = 0; e < channel_of.size(); e += static_cast<size_t>(run_len_))
+      run_channel_.push_back(channel_of[e]);
+  }
+
+  int64_t channels_;                  // of the input: the scale's length
+  std::vector<float> scale_;          // this run's scale, then a 0 for the padding
+  std::vector<float> base_;           // the weights, unscaled: packed, or row-major for a reorder
+  int64_t run_len_ = 1;               // base_ is runs of this many elements of one input channel
+  std::vector<int32_t> run_channel_;  // per run, its input channel (padding: channels_)
   float* target_ = nullptr;          // where the scaled weights go: packed_, or scaled_
   dnnl::memory packed_;              // what the primitive reads
   // Layouts that are not a permutation (Winograd): row-major scaled weights, reordered each run.
