@@ -3,6 +3,10 @@
 #include <cstring>
 #include <vector>
 
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
+
 #include "engine/cpu/layout.h"
 #include "engine/cpu/parallel.h"
 #include "support/error.h"
@@ -147,6 +151,21 @@ void concat_channels(std::span<const ChannelPiece> pieces, int64_t batch, int64_
     concat_channels_last(pieces, batch, pixels, total, y);
   } else {
     concat_channel_blocks(pieces, batch, pixels, total, block, y);
+  }
+}
+
+void zip(const float* a, const float* b, float* y, int64_t n) {
+  int64_t i = 0;
+#ifdef __SSE2__
+  for (; i + 4 <= n; i += 4) {
+    const __m128 u = _mm_loadu_ps(a + i), v = _mm_loadu_ps(b + i);
+    _mm_storeu_ps(y + 2 * i, _mm_unpacklo_ps(u, v));
+    _mm_storeu_ps(y + 2 * i + 4, _mm_unpackhi_ps(u, v));
+  }
+#endif
+  for (; i < n; ++i) {
+    y[2 * i] = a[i];
+    y[2 * i + 1] = b[i];
   }
 }
 

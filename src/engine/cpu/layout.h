@@ -35,6 +35,9 @@ struct ChannelPiece {
 void concat_channels(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
                      int64_t block, float* y);
 
+// y[2 i] = a[i], y[2 i + 1] = b[i] for i < n: two runs zipped (a channel shuffle of two groups).
+void zip(const float* a, const float* b, float* y, int64_t n);
+
 // Split, the inverse of concat: output k gets [outer, lens[k] * inner] of x.
 void split(const void* x, std::span<void* const> ys, std::span<const int64_t> lens, int64_t outer,
            int64_t inner, size_t elem_size);

@@ -58,5 +58,44 @@ TEST(ChannelShuffle, RowMajorInput) {
   }
 }
 
+// ShuffleNet's block: the concat of the groups, shuffled, is one pass that interleaves them, for
+// conv outputs (channels-last; odd channel counts and 2 or 3 groups) and row-major graph inputs
+// (batch 2). A concat whose result is also read elsewhere is left alone.
+TEST(ChannelShuffle, ConcatOfTheGroupsInOnePass) {
+  for (int64_t groups : {2, 3})
+    for (int64_t per : {5, 58}) {
+      SCOPED_TRACE(fmt::format("{} groups of {}", groups, per));
+      const auto make = [=] {
+        ModelBuilder b;
+        Value* x = b.input("x", {1, 8, 5, 7});
+        std::vector<Value*> pieces;
+        for (int64_t g = 0; g < groups; ++g)
+          pieces.push_back(b.op("Conv", {x, b.constant("w" + std::to_string(g),
+                                                       random_tensor({per, 8, 1, 1}, 3 + g))}));
+        Value* cat = b.op("Concat", pieces, {attr("axis", int64_t{1})});
+        Value* y = shuffle(b, cat, {1, groups * per, 5, 7}, groups);
+        b.output(b.op("Conv", {y, b.constant("wo", random_tensor({4, groups * per, 1, 1}, 9))}));
+        return b.take();
+      };
+      const auto s = expect_same_as_reference(make, {random_tensor({1, 8, 5, 7}, 1)}, 1e-3, 1e-4);
+      EXPECT_EQ(steps_of(s, "cpu.concat_shuffle"), 1);
+      EXPECT_EQ(steps_of(s, "cpu.concat") + steps_of(s, "cpu.channel_shuffle"), 0);
+      EXPECT_EQ(steps_of(s, "onednn.reorder"), 2);  // the graph input and output only
+    }
+  for (bool cat_read_elsewhere : {false, true}) {
+    const auto make = [=] {
+      ModelBuilder b;
+      Value* a = b.input("a", {2, 3, 4, 5});
+      Value* c = b.input("c", {2, 3, 4, 5});
+      Value* cat = b.op("Concat", {a, c}, {attr("axis", int64_t{-3})});
+      b.output(shuffle(b, cat, {2, 6, 4, 5}, 2));
+      if (cat_read_elsewhere) b.output(cat);
+      return b.take();
+    };
+    const auto s = expect_same_as_reference(make, {random_tensor({2, 3, 4, 5}, 1), random_tensor({2, 3, 4, 5}, 2)});
+    EXPECT_EQ(steps_of(s, "cpu.concat_shuffle"), cat_read_elsewhere ? 0 : 1);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::engine
