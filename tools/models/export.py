@@ -176,6 +176,14 @@ MODELS = {
     "mobilenet_v2": lambda: torchvision_spec("mobilenet_v2"),
     "efficientnet_b0": lambda: torchvision_spec("efficientnet_b0"),
     "vit_b_16": lambda: torchvision_spec("vit_b_16"),
+    # Classifiers of other shapes (issue 5's "models users bring"): dense blocks of concats, fire
+    # modules, channel shuffles, hard-swish and SE blocks, depthwise 7x7 with LayerNorm, grouped convs.
+    "densenet121": lambda: torchvision_spec("densenet121"),
+    "squeezenet1_1": lambda: torchvision_spec("squeezenet1_1"),
+    "shufflenet_v2_x1_0": lambda: torchvision_spec("shufflenet_v2_x1_0"),
+    "mobilenet_v3_large": lambda: torchvision_spec("mobilenet_v3_large"),
+    "convnext_tiny": lambda: torchvision_spec("convnext_tiny"),
+    "regnet_y_400mf": lambda: torchvision_spec("regnet_y_400mf"),
     # BERT-base shape: 12 layers, hidden 768, 12 heads, FFN 3072, the usual 30522-token vocabulary.
     "bert_base": lambda: bert_spec(BertConfig(vocab=30522, hidden=768, layers=12, heads=12, intermediate=3072)),
     # Same graph structure, small: 2 layers, hidden 128, 2 heads, FFN 512, 1024 tokens.
