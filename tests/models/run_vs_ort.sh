@@ -14,6 +14,7 @@ shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 names=("$@")
 ((${#names[@]})) || names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow
+                            densenet121 squeezenet1_1 shufflenet_v2_x1_0
                             ppocr_det ppocr_rec ppocr_cls silero_vad silero_vad_legacy)
 
 "$root/tools/ort/install.sh" || { echo "skipped"; exit 77; }
