@@ -219,8 +219,8 @@ class InputScaledConv : public DnnlStep {
   std::vector<float> base_;           // the weights, unscaled: packed, or row-major for a reorder
   int64_t run_len_ = 1;               // base_ is runs of this many elements of one input channel
   std::vector<int32_t> run_channel_;  // per run, its input channel (padding: channels_)
-  float* target_ = nullptr;          // where the scaled weights go: packed_, or scaled_
-  dnnl::memory packed_;              // what the primitive reads
+  float* target_ = nullptr;           // where the scaled weights go: packed_, or scaled_
+  dnnl::memory packed_;               // what the primitive reads
   // Layouts that are not a permutation (Winograd): row-major scaled weights, reordered each run.
   std::vector<float> scaled_;
   dnnl::memory scaled_mem_;
