@@ -1,5 +1,6 @@
 // onednn.conv against the reference Conv: geometries (strides, pads, SAME, dilations, groups,
 // depthwise, 1-D and 3-D, odd sizes) and the chains fused after it.
+#include "engine/cpu/cpu_features.h"
 #include "engine/engine_test_util.h"
 
 namespace kiln::engine {
@@ -206,6 +207,35 @@ namespace kiln::engine {
 namespace {
 
 using namespace testing;
+
+// The stem (a conv on the model's input) writes channel-blocked when Winograd convs follow and
+// no grouped ones, so the 3x3 conv after it reads its result as is; otherwise it stays
+// channels-last (oneDNN's depthwise convs run faster so).
+TEST(OnednnConv, StemWritesBlockedWhenWinogradConvsFollow) {
+  for (bool winograd : {true, false})
+    for (bool depthwise : {false, true}) {
+      SCOPED_TRACE(fmt::format("{}{}", winograd ? "winograd" : "direct", depthwise ? ", depthwise" : ""));
+      const auto make = [=] {
+        ModelBuilder b;
+        Value* x = b.op("Conv", {b.input("x", {1, 3, 20, 20}), b.constant("w0", random_tensor({16, 3, 3, 3}, 2))},
+                        {attr("strides", std::vector<int64_t>{2, 2})});
+        const auto pads = attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+        Value* y = b.op("Conv", {b.op("Relu", {x}), b.constant("w1", random_tensor({32, 16, 3, 3}, 3))}, {pads});
+        if (depthwise)
+          y = b.op("Conv", {y, b.constant("w2", random_tensor({32, 1, 3, 3}, 4))}, {pads, attr("group", int64_t{32})});
+        b.output(y);
+        return b.take();
+      };
+      const auto s = expect_same_as_reference(make, {random_tensor({1, 3, 20, 20}, 1)}, 1e-3, 1e-4,
+                                              {.winograd = winograd});
+      EXPECT_EQ(steps_of(s, "onednn.conv"), depthwise ? 3 : 2);
+      if (cpu::active_isa() == cpu::Isa::kAvx512) {
+        // blocked: the stem reads the row-major input itself, only the result is reordered;
+        // channels-last: the input too, and before a Winograd conv
+        EXPECT_EQ(steps_of(s, "onednn.reorder"), !winograd ? 2 : depthwise ? 3 : 1) << s.listing;
+      }
+    }
+}
 
 // Squeeze-and-excitation: Mul(x, s) with s per channel feeding a 1x1 conv whose weights are
 // smaller than x; the scale goes into the weights each run, and the Mul is no step. Also
