@@ -26,7 +26,7 @@ class ThreadScope {
 // libgomp reads its wait policy once, before main. Spinning workers fight for the cores on a
 // loaded machine (and lose there badly) but save a wake-up per step on a quiet one, so kiln
 // looks: when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the process re-executes itself
-// once with GOMP_SPINCOUNT long when no other process is running, short otherwise. Call first
+// once with GOMP_SPINCOUNT long unless the minute's load average is above 1.5x the cores. Call first
 // thing in main; returns when nothing needs to change (or the re-execution failed).
 void set_openmp_wait_policy(char** argv);
 
