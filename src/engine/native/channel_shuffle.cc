@@ -188,19 +188,19 @@ bool build_concat_shuffle(Group& g, Lowering& lw) {
   Shuffle s;
   const Node *t = nullptr, *r2 = nullptr;
   if (!shuffle_after_concat(cat, ctx, &s, &t, &r2)) return false;
-  // channels-last when every piece was made so (conv outputs), else row-major
-  bool channels_last = true;
-  for (const Value* v : cat.inputs) {
-    const auto md = lw.layout(v);
-    channels_last = channels_last && md && is_channels_last(*md);
-  }
-  auto step = std::make_unique<ChannelShuffleStep>(cat, s, channels_last, true);
-  for (const Value* v : cat.inputs)
-    step->read(channels_last ? lw.in_layout(v, *lw.layout(v)) : lw.plain(v), *lw.facts().dims(v));
   const auto& out = *lw.facts().dims(g.output());
   std::vector<int> order = {0};  // channels-last: the batch, the spatial axes, the channels
   for (int a = 2; a < static_cast<int>(out.size()); ++a) order.push_back(a);
   order.push_back(1);
+  // channels-last when every piece was made so (conv outputs), else row-major
+  bool channels_last = true;
+  for (const Value* v : cat.inputs) {
+    const auto md = lw.layout(v);
+    channels_last = channels_last && md && physical_order(*md) == order;
+  }
+  auto step = std::make_unique<ChannelShuffleStep>(cat, s, channels_last, true);
+  for (const Value* v : cat.inputs)
+    step->read(channels_last ? lw.in_layout(v, *lw.layout(v)) : lw.plain(v), *lw.facts().dims(v));
   step->write(channels_last ? lw.define(g.output(), dense_md(out, order)) : lw.define(g.output()));
   lw.add(std::move(step));
   return true;
