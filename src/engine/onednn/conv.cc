@@ -265,6 +265,13 @@ bool build_conv(Group& g, Lowering& lw) {
     flops *= static_cast<double>(geo.weights[i]);
   const int threads = threads_for_work(flops);
   ThreadScope scope(threads);
+  const auto made_in = lw.layout(x);
+  // A conv on data in no layout yet (the stem, on the model's input) writes channel-blocked
+  // (in whole blocks) when the graph prefers it: the network then runs blocked from the start,
+  // where a channels-last stem needed a reorder before each Winograd conv's input and concats
+  // mixing the two (SqueezeNet 1.1: 2.42-2.56 -> 1.98-2.49 ms; ResNet-50, DenseNet-121 even).
+  const bool blocked_stem = !made_in && rank == 4 && geo.channels_out % 16 == 0 &&
+                            lw.options().winograd && graph_prefers_blocked(f);
   const Made made = fuse_longest(g, 0, [&](size_t units) {
     ConvFusion fu = conv_fusion(g, units, rank, own_bias != nullptr, geo.channels_out, f);
     auto make_pd = [&](dnnl::algorithm alg, const dnnl::memory::desc& src,
@@ -277,7 +284,6 @@ bool build_conv(Group& g, Lowering& lw) {
     };
     const auto any_src = dnnl::memory::desc(geo.src, dt::f32, tag::any);
     const auto any_dst = dnnl::memory::desc(geo.dst, dt::f32, tag::any);
-    const auto made_in = lw.layout(x);
     // Candidates, best first; the first an optimized implementation takes wins.
     std::vector<std::tuple<dnnl::algorithm, dnnl::memory::desc, dnnl::memory::desc>> tries;
     if (lw.options().winograd && winograd_fits(geo)) {  // 3x3, stride 1: fewer multiplications
@@ -291,12 +297,7 @@ bool build_conv(Group& g, Lowering& lw) {
       tries.emplace_back(dnnl::algorithm::convolution_direct, *made_in,
                          dnnl::memory::desc(geo.dst, dt::f32, blocked ? tag::nChw16c : tag::nhwc));
     }
-    // A conv on data in no layout yet (the stem, on the model's input) writes channel-blocked
-    // (in whole blocks) when the graph prefers it: the network then runs blocked from the start,
-    // where a channels-last stem needed a reorder before each Winograd conv's input and concats
-    // mixing the two (SqueezeNet 1.1: 2.42-2.56 -> 1.98-2.49 ms; ResNet-50, DenseNet-121 even).
-    if (!made_in && rank == 4 && geo.channels_out % 16 == 0 && lw.options().winograd &&
-        graph_prefers_blocked(f))
+    if (blocked_stem)
       tries.emplace_back(dnnl::algorithm::convolution_direct, any_src,
                          dnnl::memory::desc(geo.dst, dt::f32, tag::nChw16c));
     for (const auto& [alg, src, dst] : tries) {

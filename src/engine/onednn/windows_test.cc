@@ -59,7 +59,8 @@ TEST(OnednnConcatSplit, ConcatOfLaidOutPieces) {
 }
 
 // A 1x1 conv's channels-last output next to a Winograd conv's channel-blocked one (DenseNet's
-// concats): joined channels-last by kiln's copies, not oneDNN's reference concat.
+// concats): joined by kiln's copies, not oneDNN's reference concat; channels-last, as 24
+// channels are not whole blocks.
 TEST(OnednnConcatSplit, MixedLayoutsJoinChannelsLast) {
   for (int64_t channels : {16, 32}) {
     SCOPED_TRACE(fmt::format("{} channels", channels));
