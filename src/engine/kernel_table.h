@@ -29,6 +29,9 @@ struct MatchContext {
 struct KernelImpl {
   std::string_view name;  // "onednn.conv", "cpu.softmax", "reference" ...
   bool fuses = false;      // match may take neighbours: tried first, for nodes in graph order
+  // match may take the nodes making its inputs (a prologue the producer's implementation would
+  // otherwise take as its epilogue): tried before all others.
+  bool fuses_producers = false;
   // Whether this implementation runs n. It fills g (anchor set by the caller) and, unless
   // ctx.standalone, may widen it with free neighbours it fuses.
   bool (*match)(const Node& n, const MatchContext& ctx, Group& g) = nullptr;

@@ -57,10 +57,12 @@ void Lowering::lower() {
 void Lowering::group_nodes() {
   const KernelTable& table = KernelTable::global();
   const auto& nodes = facts_.graph().nodes();
-  auto try_impls = [&](const Node& n, bool fusing_only) {
+  enum class Pass { kProducers, kFusing, kAll };
+  auto try_impls = [&](const Node& n, Pass pass) {
     const MatchContext ctx{facts_, claimed_, false};
     for (const KernelImpl* impl : table.find(n, facts_)) {
-      if (fusing_only && !impl->fuses) continue;
+      if ((pass == Pass::kProducers && !impl->fuses_producers) || (pass == Pass::kFusing && !impl->fuses))
+        continue;
       Group g{.impl = impl, .anchor = &n};
       if (!impl->match(n, ctx, g)) continue;
       for (const Node* m : g.members()) claimed_.insert(m);
@@ -69,12 +71,14 @@ void Lowering::group_nodes() {
     }
     return false;
   };
-  // Fusing implementations first, so that a node another group would absorb is still free.
-  for (const auto& n : nodes)
-    if (!facts_.folded(n.get()) && !claimed_.contains(n.get())) try_impls(*n, true);
+  // Fusing implementations first, so that a node another group would absorb is still free; those
+  // taking their producers before those taking what follows.
+  for (Pass pass : {Pass::kProducers, Pass::kFusing})
+    for (const auto& n : nodes)
+      if (!facts_.folded(n.get()) && !claimed_.contains(n.get())) try_impls(*n, pass);
   for (const auto& n : nodes) {
     if (facts_.folded(n.get()) || claimed_.contains(n.get())) continue;
-    if (try_impls(*n, false)) continue;
+    if (try_impls(*n, Pass::kAll)) continue;
     claimed_.insert(n.get());
     groups_.push_back(Group{.impl = &KernelTable::reference(), .anchor = n.get()});
   }

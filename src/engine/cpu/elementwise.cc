@@ -102,6 +102,22 @@ void unary(UnaryOp op, const float* x, float* y, int64_t n, UnaryParams p) {
   parallel_for(n, unary_grain(op), [&](int64_t b, int64_t e) { k.unary(op, p, x + b, y + b, e - b); });
 }
 
+void apply_row_ops(std::span<const RowOp> ops, const float* x, float* y, int64_t n) {
+  const KernelTable& k = kernels();
+  if (ops.empty() && x != y) k.unary(UnaryOp::kIdentity, {}, x, y, n);
+  for (const RowOp& op : ops) {
+    if (!op.affine) {
+      k.unary(op.op, op.p, x, y, n);
+    } else if (op.p.alpha != 1.0f || op.p.beta == 0.0f) {
+      k.binary_vs(BinaryOp::kMul, x, op.p.alpha, y, n);
+      if (op.p.beta != 0.0f) k.binary_vs(BinaryOp::kAdd, y, op.p.beta, y, n);
+    } else {
+      k.binary_vs(BinaryOp::kAdd, x, op.p.beta, y, n);
+    }
+    x = y;
+  }
+}
+
 void binary(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
   const KernelTable& k = kernels();
   parallel_for(n, binary_grain(op),
@@ -117,7 +133,7 @@ void binary_scalar(BinaryOp op, const float* a, float b, float* y, int64_t n) {
 void scale_runs(const float* x, const float* s, const int32_t* index, float* y, int64_t runs,
                 int64_t len) {
   const KernelTable& k = kernels();
-  parallel_for(runs, std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(len, 1)),
+  parallel_for(runs, std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(len, 1)),
                [&](int64_t b, int64_t e) {
                  k.scale_runs(x + b * len, s, index + b, y + b * len, e - b, len);
                });

@@ -44,6 +44,17 @@ inline void unary(UnaryOp op, const float* x, float* y, int64_t n) {
   unary(op, x, y, n, default_params(op));
 }
 
+// One operation on a run of values, in place: an activation, or y = alpha * y + beta (affine).
+struct RowOp {
+  bool affine = false;
+  UnaryOp op = UnaryOp::kIdentity;
+  UnaryParams p;  // affine: alpha, beta
+};
+// y[0, n) = ops applied in order to x[0, n) (a copy when there are none), on the calling thread
+// (a kernel's row while it is in cache). y may be x.
+void apply_row_ops(std::span<const RowOp> ops, const float* x, float* y, int64_t n);
+inline void apply_row_ops(std::span<const RowOp> ops, float* y, int64_t n) { apply_row_ops(ops, y, y, n); }
+
 enum class BinaryOp : uint8_t {
   kAdd,
   kSub,

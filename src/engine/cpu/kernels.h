@@ -50,6 +50,13 @@ struct KernelTable {
   void (*rows_times_matrix)(const float* x, int64_t rows, int64_t depth, const float* w,
                             int64_t cols, const float* bias, float* y, int64_t ldy);
 
+  // One output row of a depthwise conv on a block of 16 channels (depthwise_conv.h): for o <
+  // out_w, c < 16, y[o * ldy + c] = bias[c] + sum over i < kh, j < kw of
+  // rows[i][(o * stride + j) * ldr + c] * w[(i * kw + j) * 16 + c].
+  void (*depthwise_row)(const float* const* rows, int64_t ldr, int64_t kh, int64_t kw,
+                        int64_t stride, const float* w, const float* bias, float* y, int64_t ldy,
+                        int64_t out_w);
+
   // 4-byte elements: y[c * ldy + r] = x[r * ldx + c] for r < rows, c < cols.
   void (*transpose_4b)(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
                        int64_t cols);

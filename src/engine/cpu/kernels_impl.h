@@ -92,7 +92,7 @@ void unary_kernel(UnaryOp op, UnaryParams p, const float* x, float* y, int64_t n
     case UnaryOp::kClip:
       return map1(x, y, n, [&](Vec v) { return min(beta, max(alpha, v)); });
     case UnaryOp::kSwish:
-      return map1(x, y, n, [&](Vec v) { return v * sigmoid(alpha * v); });
+      return map1(x, y, n, [&](Vec v) { return swish(v, alpha); });
     case UnaryOp::kExp:
       return map1(x, y, n, [](Vec v) { return exp(v); });
     case UnaryOp::kSqrt:
@@ -412,6 +412,74 @@ void scale_runs_kernel(const float* x, const float* s, const int32_t* index, flo
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Depthwise conv rows: blocks of 16 channels, 16 / W registers across.
+
+constexpr int kDwBlock = 16;
+
+// Kernels of kh x kw taps and a stride known at compile time: the taps of W channels in
+// registers, kOuts output pixels at a time (independent chains of fused multiply-adds), each
+// input pixel loaded once for all the outputs of the group it reaches. A row that does not end
+// on a whole group ends with one overlapping the one before (its outputs written twice, the
+// same values). Rows of fewer outputs take a smaller group.
+template <int KH, int KW, int S, int kOuts>
+void depthwise_row_fixed(const float* const* rows, int64_t ldr, const float* w, const float* bias,
+                         float* y, int64_t ldy, int64_t out_w) {  // out_w >= kOuts
+  constexpr int kCols = (kOuts - 1) * S + KW;  // input pixels a group of outputs reads
+  for (int j = 0; j < kDwBlock; j += W) {
+    Vec taps[KH * KW];
+#pragma GCC unroll 49
+    for (int t = 0; t < KH * KW; ++t) taps[t] = Vec::load(w + t * kDwBlock + j);
+    const Vec b = Vec::load(bias + j);
+    for (int64_t o = 0;; o += kOuts) {
+      o = std::min(o, out_w - kOuts);
+      Vec acc[kOuts];
+#pragma GCC unroll 8
+      for (int u = 0; u < kOuts; ++u) acc[u] = b;
+#pragma GCC unroll 7
+      for (int r = 0; r < KH; ++r) {
+        const float* row = rows[r] + o * S * ldr + j;
+#pragma GCC unroll 32
+        for (int i = 0; i < kCols; ++i) {
+          const Vec v = Vec::load(row + i * ldr);
+#pragma GCC unroll 8
+          for (int u = 0; u < kOuts; ++u) {
+            const int c = i - u * S;
+            if (c >= 0 && c < KW) acc[u] = fma(v, taps[r * KW + c], acc[u]);
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int u = 0; u < kOuts; ++u) acc[u].store(y + (o + u) * ldy + j);
+      if (o + kOuts == out_w) break;
+    }
+  }
+}
+
+void depthwise_row_kernel(const float* const* rows, int64_t ldr, int64_t kh, int64_t kw,
+                          int64_t stride, const float* w, const float* bias, float* y, int64_t ldy,
+                          int64_t out_w) {
+  const auto fixed = [&](auto kernel) { kernel(rows, ldr, w, bias, y, ldy, out_w); };
+  if (kh == 3 && kw == 3 && (stride == 1 || stride == 2) && out_w >= 4) {
+    if (out_w >= 8) return stride == 1 ? fixed(depthwise_row_fixed<3, 3, 1, 8>) : fixed(depthwise_row_fixed<3, 3, 2, 8>);
+    return stride == 1 ? fixed(depthwise_row_fixed<3, 3, 1, 4>) : fixed(depthwise_row_fixed<3, 3, 2, 4>);
+  }
+  if (kh == 5 && kw == 5 && (stride == 1 || stride == 2) && out_w >= 2) {
+    if (out_w >= 4) return stride == 1 ? fixed(depthwise_row_fixed<5, 5, 1, 4>) : fixed(depthwise_row_fixed<5, 5, 2, 4>);
+    return stride == 1 ? fixed(depthwise_row_fixed<5, 5, 1, 2>) : fixed(depthwise_row_fixed<5, 5, 2, 2>);
+  }
+  const int64_t step = stride * ldr;
+  for (int j = 0; j < kDwBlock; j += W)
+    for (int64_t o = 0; o < out_w; ++o) {
+      Vec acc = Vec::load(bias + j);
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t c = 0; c < kw; ++c)
+          acc = fma(Vec::load(rows[r] + o * step + c * ldr + j),
+                    Vec::load(w + (r * kw + c) * kDwBlock + j), acc);
+      acc.store(y + o * ldy + j);
+    }
+}
+
 void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {
   const Vec wa = Vec::all(1.0f - w), wb = Vec::all(w);
   map2(a, b, y, n, [&](Vec u, Vec v) { return fma(v, wb, u * wa); });
@@ -505,6 +573,7 @@ const KernelTable& kernel_table() {
       .scale_runs = scale_runs_kernel,
       .lerp = lerp_kernel,
       .rows_times_matrix = rows_times_matrix_kernel,
+      .depthwise_row = depthwise_row_kernel,
       .transpose_4b = transpose_4b_kernel,
   };
   return table;

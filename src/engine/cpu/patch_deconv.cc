@@ -126,14 +126,7 @@ void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed
         }
         for (int64_t at = done; at < row_len; at += M) std::copy(bias_cols.begin(), bias_cols.begin() + M, out + at);
       }
-      for (const RowOp& op : epilogue) {
-        if (!op.affine) {
-          k.unary(op.op, op.p, out, out, row_len);
-          continue;
-        }
-        if (op.p.alpha != 1.0f) k.binary_vs(BinaryOp::kMul, out, op.p.alpha, out, row_len);
-        if (op.p.beta != 0.0f) k.binary_vs(BinaryOp::kAdd, out, op.p.beta, out, row_len);
-      }
+      apply_row_ops(epilogue, out, row_len);
     }
   }, 1);
 }

@@ -23,19 +23,13 @@ struct PatchDeconvShape {
   bool tiles() const { return kh == stride_h && kw == stride_w && dilation_h == 1 && dilation_w == 1; }
 };
 
-// What runs on each finished output row, in order: an activation, or y = alpha * y + beta.
-struct RowOp {
-  bool affine = false;
-  UnaryOp op = UnaryOp::kIdentity;
-  UnaryParams p;  // affine: alpha, beta
-};
-
 // ONNX's weights [C, M, kh, kw] as the kernel reads them: [kh][C][kw * M].
 std::vector<float> pack_patch_deconv_weights(const float* w, int64_t channels, int64_t out_channels,
                                              int64_t kh, int64_t kw);
 
 // y [N, out_h, out_w, M] (channels-last) from x [N, H, W, C]; `bias` has M values (or null),
-// `packed` comes from pack_patch_deconv_weights. Rows run on the OpenMP threads.
+// `packed` comes from pack_patch_deconv_weights; `epilogue` runs on each finished output row.
+// Rows run on the OpenMP threads.
 void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed, const float* bias,
                   std::span<const RowOp> epilogue, float* y);
 

@@ -1,6 +1,6 @@
-// exp, erf, tanh and sigmoid on a Vec of float lanes, for one ISA: included by kernels_impl.h
+// exp, erf, tanh, sigmoid and swish (SiLU) on a Vec of float lanes, for one ISA: included by kernels_impl.h
 // (inside the ISA's `#pragma GCC target` region, with KILN_CPU_ISA naming its namespace). No
-// include guard: once per ISA. Max error 1 ulp (sigmoid 2; erf 2 without FMA) against the C
+// include guard: once per ISA. Max error 1 ulp (sigmoid and SiLU 2; erf 2 without FMA) against the C
 // library in double over the whole float range (math_test.cc). NaN stays NaN: the variable is
 // always max/min's second operand.
 
@@ -15,18 +15,25 @@ inline Vec poly(Vec x, const float (&c)[N]) {
   else return fma(poly<N, K + 1>(x, c), x, Vec::all(c[K]));
 }
 
-// e^x: x = n ln2 + r with |r| <= ln2 / 2 (Cody-Waite, ln2 in two parts so n ln2 is exact), e^r
-// by its Taylor polynomial of degree 7 (truncation below 0.1 ulp), then scaled by 2^n. Inputs are
-// clamped to [-104, 88.8] first: beyond them e^x rounds to 0 or overflows to inf anyway.
+// e^r for |r| <= ln2 / 2: its Taylor polynomial of degree 7 (truncation below 0.1 ulp).
+constexpr float kExp[] = {1.0f,       1.0f,       0.5f,        1.0f / 6,
+                          1.0f / 24,  1.0f / 120, 1.0f / 720,  1.0f / 5040};
+// e^-r for |r| <= ln2 / 2, one multiply-add cheaper: a degree-6 near-minimax polynomial
+// (relative error 1.7e-8) with its odd coefficients negated.
+constexpr float kExpNegated[] = {1.0f,            -1.0f,           4.999999404e-1f, -1.666643173e-1f,
+                                 4.166800156e-2f, -8.374156430e-3f, 1.384365140e-3f};
+constexpr float kLn2Hi = 0.693145751953125f;  // ln 2 in two parts: n kLn2Hi is exact for |n| < 2^9
+constexpr float kLn2Lo = 1.428606765330187045e-6f;
+constexpr float kLog2E = 1.44269504088896341f;
+
+// e^x: x = n ln2 + r with |r| <= ln2 / 2 (Cody-Waite), e^r by kExp, then scaled by 2^n. Inputs
+// are clamped to [-104, 88.8] first: beyond them e^x rounds to 0 or overflows to inf anyway.
 inline Vec exp(Vec x) {
-  static constexpr float kTaylor[] = {1.0f,         1.0f,          0.5f,
-                                      1.0f / 6,     1.0f / 24,     1.0f / 120,
-                                      1.0f / 720,   1.0f / 5040};
   x = min(Vec::all(88.8f), max(Vec::all(-104.0f), x));
-  const Vec n = round_nearest(x * Vec::all(1.44269504088896341f));
-  Vec r = fma(n, Vec::all(-0.693145751953125f), x);
-  r = fma(n, Vec::all(-1.428606765330187045e-6f), r);
-  return ldexp(poly(r, kTaylor), n);
+  const Vec n = round_nearest(x * Vec::all(kLog2E));
+  Vec r = fma(n, Vec::all(-kLn2Hi), x);
+  r = fma(n, Vec::all(-kLn2Lo), r);
+  return ldexp(poly(r, kExp), n);
 }
 
 // erf(x): for |x| < 1, x (c0 + x^2 Q(x^2)) (a degree-6 near-minimax fit of erf(x)/x, relative
@@ -80,11 +87,39 @@ inline Vec tanh(Vec x) {
   return select(is_small, small(), large());
 }
 
-// 1 / (1 + e^-x), as e / (1 + e) with e = e^x for negative x (no overflow, no cancellation).
-inline Vec sigmoid(Vec x) {
+// e^-t for t >= -80 (where it cannot overflow) in fewer operations than exp(-t): from t without
+// negating it (-t = n ln2 + r' with n = round(-t log2 e), e^r' = P(-r') by kExpNegated), clamped
+// only where it rounds to 0. NaN stays NaN.
+inline Vec exp_neg(Vec t) {
+  const Vec m = min(Vec::all(104.0f), t);
+  const Vec n = round_nearest(m * Vec::all(-kLog2E));
+  Vec r = fma(n, Vec::all(kLn2Hi), m);  // r = t + n ln2 = -r'
+  r = fma(n, Vec::all(kLn2Lo), r);
+  return ldexp(poly(r, kExpNegated), n);
+}
+
+// Below this, e^-x overflows and 1 / (1 + e^-x) loses the tiny result: a register with a lane
+// there (rare in a network) takes the slower form that keeps it.
+constexpr float kLogisticTail = -80.0f;
+
+// 1 / (1 + e^-x) as e / (1 + e) with e = e^x for negative x (no overflow, no cancellation).
+inline Vec sigmoid_with_tails(Vec x) {
   const Vec one = Vec::all(1.0f);
   const Vec e = exp(neg(abs(x)));
   return select(lt(x, Vec::zero()), e, one) / (one + e);
+}
+
+inline Vec sigmoid(Vec x) {
+  if (any(lt(x, Vec::all(kLogisticTail)))) return sigmoid_with_tails(x);
+  const Vec one = Vec::all(1.0f);
+  return one / (one + exp_neg(x));
+}
+
+// x sigmoid(alpha x) (SiLU when alpha is 1), as x / (1 + e^-t) with t = alpha x.
+inline Vec swish(Vec x, Vec alpha) {
+  const Vec t = alpha * x;
+  if (any(lt(t, Vec::all(kLogisticTail)))) return x * sigmoid_with_tails(t);
+  return x / (Vec::all(1.0f) + exp_neg(t));
 }
 
 }  // namespace

@@ -58,5 +58,8 @@ void register_native_resize(KernelTable& t);
 // ConvTranspose whose kernel equals its strides (patch_deconv_step.cc), registered by the oneDNN
 // deconvolution ahead of its own.
 KernelImpl patch_deconv_impl();
+// Depthwise Conv 2-D (depthwise_conv_step.cc), registered by the oneDNN convolution ahead of its
+// own.
+KernelImpl depthwise_conv_impl();
 
 }  // namespace kiln::engine

@@ -7,6 +7,7 @@
 #include "engine/lowering.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
+#include "engine/native/row_epilogue.h"
 #include "engine/onednn/deconv_geometry.h"
 #include "engine/onednn/epilogue.h"
 #include "engine/threads.h"
@@ -14,31 +15,6 @@
 namespace kiln::engine {
 
 namespace {
-
-using alg = dnnl::algorithm;
-
-// A post-op as a row operation; nullopt for those cpu::patch_deconv does not apply.
-std::optional<cpu::RowOp> row_op(const PostOp& p) {
-  if (p.kind != PostOp::Kind::kEltwise) return std::nullopt;
-  auto act = [&](cpu::UnaryOp op, float alpha = 0, float beta = 0) {
-    return cpu::RowOp{.op = op, .p = {.alpha = alpha, .beta = beta}};
-  };
-  switch (p.alg) {
-    case alg::eltwise_relu: return p.alpha == 0 ? act(cpu::UnaryOp::kRelu) : act(cpu::UnaryOp::kLeakyRelu, p.alpha);
-    case alg::eltwise_logistic: return act(cpu::UnaryOp::kSigmoid);
-    case alg::eltwise_tanh: return act(cpu::UnaryOp::kTanh);
-    case alg::eltwise_hardswish: return act(cpu::UnaryOp::kHardSwish);
-    case alg::eltwise_abs: return act(cpu::UnaryOp::kAbs);
-    case alg::eltwise_sqrt: return act(cpu::UnaryOp::kSqrt);
-    case alg::eltwise_exp: return act(cpu::UnaryOp::kExp);
-    case alg::eltwise_gelu_erf: return act(cpu::UnaryOp::kGeluErf);
-    case alg::eltwise_gelu_tanh: return act(cpu::UnaryOp::kGeluTanh);
-    case alg::eltwise_clip: return act(cpu::UnaryOp::kClip, p.alpha, p.beta);
-    case alg::eltwise_swish: return act(cpu::UnaryOp::kSwish, p.alpha);
-    case alg::eltwise_linear: return cpu::RowOp{.affine = true, .p = {.alpha = p.alpha, .beta = p.beta}};
-    default: return std::nullopt;
-  }
-}
 
 // Overlapping or dilated patches run here below this many output channels: oneDNN 2.6 pads the
 // channels to blocks of 16, so with one output channel it did 3-5 GFLOP/s (and 85-125 with 64).
@@ -58,20 +34,6 @@ std::optional<cpu::PatchDeconvShape> patch_shape(const Node& n, const GraphFacts
   if (s.pad_top < 0 || s.pad_left < 0 || (!s.tiles() && s.out_channels >= kFewChannels))
     return std::nullopt;
   return s;
-}
-
-// The longest prefix of the chain the rows can take: a bias first, then activations and scalings.
-void keep_row_ops(std::vector<EpilogueUnit>& units) {
-  size_t keep = 0;
-  for (; keep < units.size(); ++keep) {
-    const EpilogueUnit& u = units[keep];
-    if (u.is_bias && keep == 0) continue;
-    if (u.is_bias || !u.perm.empty() || u.ops.empty()) break;
-    bool all = true;
-    for (const PostOp& p : u.ops) all = all && row_op(p).has_value();
-    if (!all) break;
-  }
-  units.resize(keep);
 }
 
 class PatchDeconvStep : public NativeStep {
@@ -107,15 +69,9 @@ bool build_patch_deconv(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const GraphFacts& f = lw.facts();
   const cpu::PatchDeconvShape s = *patch_shape(n, f);
-  const bool unit_bias = !g.epilogue.empty() && g.epilogue[0].is_bias;
-  std::vector<cpu::RowOp> ops;
-  for (size_t u = unit_bias ? 1 : 0; u < g.epilogue.size(); ++u)
-    for (const PostOp& p : g.epilogue[u].ops) ops.push_back(*row_op(p));
-  auto step = std::make_unique<PatchDeconvStep>(
-      n, s, *f.constant(n.inputs[1]),
-      combined_bias(n.has_input(2) ? f.constant(n.inputs[2]) : nullptr,
-                    unit_bias ? bias_constant(g.epilogue[0], f) : nullptr, s.out_channels),
-      std::move(ops));
+  RowEpilogue e = row_epilogue(g, n.has_input(2) ? f.constant(n.inputs[2]) : nullptr, s.out_channels, f);
+  auto step = std::make_unique<PatchDeconvStep>(n, s, *f.constant(n.inputs[1]), std::move(e.bias),
+                                                std::move(e.ops));
   const std::vector<int> channels_last = {0, 2, 3, 1};
   const std::vector<int64_t> y_dims = {s.batch, s.out_channels, s.out_h, s.out_w};
   step->threads = threads_for_work(2.0 * static_cast<double>(s.batch * s.h * s.w * s.channels) *

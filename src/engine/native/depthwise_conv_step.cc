@@ -1,0 +1,125 @@
+// Depthwise Conv 2-D (group = input channels = output channels) on cpu::depthwise_conv,
+// channels-last or in oneDNN's blocks of 16 channels (whichever its input was made in), with the
+// SiLU that makes its input (x * sigmoid(x), what EfficientNet's expansion convs end with) and
+// the bias and activations after it fused. oneDNN 2.6 applies SiLU as a swish post-op at about
+// twice the cost of kiln's; here it runs on each input row while the row is in L1, once.
+#include "engine/cpu/depthwise_conv.h"
+#include "engine/lowering.h"
+#include "engine/native/native_step.h"
+#include "engine/native/row_epilogue.h"
+#include "engine/onednn/conv_geometry.h"
+#include "engine/onednn/epilogue.h"
+#include "engine/threads.h"
+
+namespace kiln::engine {
+
+namespace {
+
+using tag = dnnl::memory::format_tag;
+
+bool is_op(const Node* n, std::string_view op) { return n && n->domain.empty() && n->op_type == op; }
+
+std::optional<cpu::DepthwiseShape> depthwise_shape(const Node& n, const GraphFacts& f) {
+  const auto g = conv_geometry(n, f);
+  // grouped weights [G, M/G, C/G, kh, kw]: one filter per channel is [C, 1, 1, kh, kw]
+  if (!g || g->src.size() != 4 || g->weights.size() != 5 || g->weights[0] != g->src[1] ||
+      g->weights[1] != 1 || g->weights[2] != 1)
+    return std::nullopt;
+  if (g->dilations != std::vector<int64_t>{0, 0} || g->pad_l[0] < 0 || g->pad_l[1] < 0 ||
+      g->weights[3] > cpu::kDepthwiseMaxKernel)
+    return std::nullopt;
+  return cpu::DepthwiseShape{
+      .batch = g->src[0], .channels = g->src[1], .h = g->src[2], .w = g->src[3],
+      .out_h = g->dst[2], .out_w = g->dst[3], .kh = g->weights[3], .kw = g->weights[4],
+      .stride_h = g->strides[0], .stride_w = g->strides[1], .pad_top = g->pad_l[0],
+      .pad_left = g->pad_l[1]};
+}
+
+// The input of conv made as a * sigmoid(a) for the conv alone: {Sigmoid, Mul}, a.
+struct InputSilu {
+  const Node* sigmoid;
+  const Node* mul;
+  const Value* a;
+};
+
+std::optional<InputSilu> input_silu(const Node& conv, const MatchContext& ctx) {
+  const GraphFacts& f = ctx.facts;
+  const Value* v = conv.inputs[0];
+  const Node* m = v->producer;
+  if (!is_op(m, "Mul") || m->num_inputs() != 2 || !ctx.is_free(m) || f.is_graph_output(v) ||
+      f.consumers(v).size() != 1)
+    return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const Value *a = m->inputs[i], *sv = m->inputs[1 - i];
+    if (!a || !sv || a == sv) continue;
+    const Node* s = sv->producer;
+    if (!is_op(s, "Sigmoid") || !ctx.is_free(s) || s->inputs[0] != a || f.is_graph_output(sv) ||
+        f.consumers(sv).size() != 1 || f.dtype(a) != DataType::kFloat)
+      continue;
+    return InputSilu{s, m, a};
+  }
+  return std::nullopt;
+}
+
+class DepthwiseConvStep : public NativeStep {
+ public:
+  DepthwiseConvStep(const Node& n, cpu::DepthwiseConv conv)
+      : NativeStep(n, "cpu.depthwise_conv"), conv_(std::move(conv)) {}
+  using NativeStep::read;
+  using NativeStep::write;
+  void run(RunState& st) override {
+    cpu::depthwise_conv(conv_, in(st, 0).data<float>(), out(st, 0).data<float>());
+  }
+
+ private:
+  cpu::DepthwiseConv conv_;
+};
+
+// Taken only with the SiLU making its input: alone, oneDNN's brdgmm depthwise kernel was faster
+// (it reads its input in place; this copies each row into the ring).
+bool match_depthwise(const Node& n, const MatchContext& ctx, Group& g) {
+  if (ctx.standalone || !depthwise_shape(n, ctx.facts)) return false;
+  const auto silu = input_silu(n, ctx);
+  if (!silu) return false;
+  g.prologue = {silu->sigmoid, silu->mul};
+  g.epilogue = match_epilogue(n.outputs[0], ctx, 1);
+  keep_row_ops(g.epilogue);
+  return true;
+}
+
+bool build_depthwise(Group& g, Lowering& lw) {
+  const Node& n = *g.anchor;
+  const GraphFacts& f = lw.facts();
+  const cpu::DepthwiseShape s = *depthwise_shape(n, f);
+  const Value* x = n.inputs[0];
+  cpu::DepthwiseConv conv{.shape = s};
+  if (!g.prologue.empty()) {  // {Sigmoid(a), Mul}
+    x = g.prologue[0]->inputs[0];
+    conv.prologue = {cpu::RowOp{.op = cpu::UnaryOp::kSwish, .p = {.alpha = 1.0f}}};
+  }
+  // The layout x was made in when it is 16-channel blocks; else channels-last.
+  const std::vector<int64_t> x_dims = {s.batch, s.channels, s.h, s.w};
+  const std::vector<int64_t> y_dims = {s.batch, s.channels, s.out_h, s.out_w};
+  const auto made = lw.layout(x);
+  const dnnl::memory::desc blocked(x_dims, dnnl::memory::data_type::f32, tag::nChw16c);
+  if (made && s.channels % cpu::kDepthwiseBlock == 0 && *made == blocked) conv.layout = cpu::ChannelLayout::kBlocked16;
+  const tag t = conv.layout == cpu::ChannelLayout::kBlocked16 ? tag::nChw16c : tag::nhwc;
+  RowEpilogue e = row_epilogue(g, n.has_input(2) ? f.constant(n.inputs[2]) : nullptr, s.channels, f);
+  conv.epilogue = std::move(e.ops);
+  cpu::pack_depthwise(conv, f.constant(n.inputs[1])->data<float>(), e.bias ? e.bias->data<float>() : nullptr);
+  auto step = std::make_unique<DepthwiseConvStep>(n, std::move(conv));
+  step->threads = threads_for_work(2.0 * static_cast<double>(s.batch * s.channels * s.out_h * s.out_w * s.kh * s.kw));
+  step->read(lw.in_layout(x, dnnl::memory::desc(x_dims, dnnl::memory::data_type::f32, t)), x_dims);
+  step->write(lw.define(g.output(), dnnl::memory::desc(y_dims, dnnl::memory::data_type::f32, t)));
+  lw.add(std::move(step));
+  return true;
+}
+
+}  // namespace
+
+KernelImpl depthwise_conv_impl() {
+  return {.name = "cpu.depthwise_conv", .fuses = true, .fuses_producers = true,
+          .match = match_depthwise, .build = build_depthwise};
+}
+
+}  // namespace kiln::engine

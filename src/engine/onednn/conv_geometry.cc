@@ -1,0 +1,58 @@
+#include "engine/onednn/conv_geometry.h"
+
+#include "ops/attrs.h"
+#include "ops/nn_common.h"
+#include "support/error.h"
+
+namespace kiln::engine {
+
+namespace {
+
+bool all_positive(const std::vector<int64_t>& d) {
+  for (int64_t v : d)
+    if (v <= 0) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<ConvGeometry> conv_geometry(const Node& n, const GraphFacts& f) {
+  if (!n.has_input(0) || !n.has_input(1) || f.dtype(n.inputs[0]) != DataType::kFloat) return {};
+  const auto* x = f.dims(n.inputs[0]);
+  const Tensor* w = f.constant(n.inputs[1]);
+  const Tensor* b = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
+  if (!x || !w || w->dtype() != DataType::kFloat || (n.has_input(2) && !b)) return {};
+  const int rank = static_cast<int>(x->size());
+  if (rank < 3 || rank > 5 || w->rank() != rank || !all_positive(*x) || !all_positive(w->dims()))
+    return {};
+  const int64_t G = attr_int(n, "group", 1), C = (*x)[1], M = w->dim(0);
+  if (G < 1 || C % G != 0 || C / G != w->dim(1) || M % G != 0) return {};
+  if (b && (b->dtype() != DataType::kFloat || b->numel() != M)) return {};
+  ConvGeometry g;
+  const int nsp = rank - 2;
+  try {
+    std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
+    nn::Window win = *nn::read_window(n, nsp, kernel);
+    g.dst = {(*x)[0], M};
+    for (int i = 0; i < nsp; ++i) g.dst.push_back(nn::window_out(n, win, i, (*x)[2 + i], ErrorKind::kBadModel));
+    for (int i = 0; i < nsp; ++i) {
+      g.strides.push_back(win.s[i]);
+      g.dilations.push_back(win.d[i] - 1);
+      g.pad_l.push_back(win.pb[i]);
+      g.pad_r.push_back(win.pe[i]);
+    }
+  } catch (const Error&) {
+    return {};  // the reference kernel reports it
+  }
+  if (!all_positive(g.dst)) return {};
+  g.src = *x;
+  g.weights = w->dims();
+  if (G > 1) {
+    g.weights[0] = M / G;
+    g.weights.insert(g.weights.begin(), G);
+  }
+  g.channels_out = M;
+  return g;
+}
+
+}  // namespace kiln::engine
