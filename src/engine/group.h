@@ -36,6 +36,9 @@ struct Group {
   const Node* anchor = nullptr;
   std::vector<const Node*> prologue;
   std::vector<EpilogueUnit> epilogue;
+  // Nodes reading the group's result that its step computes alongside (a GlobalAveragePool of the
+  // result, summed while each row is in cache); their outputs are the step's other outputs.
+  std::vector<const Node*> side;
   int position = 0;  // of the last member in the graph's node order: where the group runs
 
   const Value* output() const { return epilogue.empty() ? anchor->outputs[0] : epilogue.back().out; }

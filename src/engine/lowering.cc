@@ -25,6 +25,7 @@ std::vector<const Node*> Group::members() const {
   std::vector<const Node*> m(prologue.begin(), prologue.end());
   m.push_back(anchor);
   for (const EpilogueUnit& u : epilogue) m.insert(m.end(), u.nodes.begin(), u.nodes.end());
+  m.insert(m.end(), side.begin(), side.end());
   return m;
 }
 
@@ -152,7 +153,7 @@ void Lowering::lower_standalone(const Node* n) {
     } catch (const dnnl::error&) {
       ok = false;
     }
-    if (ok && g.epilogue.empty() && g.prologue.empty()) return;
+    if (ok && g.epilogue.empty() && g.prologue.empty() && g.side.empty()) return;
     KILN_ASSERT(!ok, "a standalone build fused other nodes");
   }
   Group g{.impl = &KernelTable::reference(), .anchor = n, .position = facts_.position(n)};

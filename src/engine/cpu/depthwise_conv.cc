@@ -8,6 +8,7 @@
 
 #include "engine/cpu/kernels.h"
 #include "engine/cpu/parallel.h"
+#include "engine/cpu/reduce.h"
 #include "support/error.h"
 
 namespace kiln::cpu {
@@ -38,7 +39,40 @@ float* thread_scratch(size_t n) {
   return buf.data() + (64 - at % 64) % 64 / sizeof(float);
 }
 
+// Tasks: (image, chunk of channel blocks, band of output rows). Blocked: a chunk is one block
+// (its rows are contiguous). Channels-last: all channels (whole rows, contiguous), split into one
+// chunk per thread instead of bands when the bands would be short (a band reloads, and
+// reactivates, the kh - stride_h input rows it shares with the band above).
+struct Split {
+  int64_t chunk_blocks, chunks, units, bands, band_rows;
+  int64_t ldr;  // floats from one pixel to the next in a ring row: the chunk's channels
+};
+
+Split split_of(const DepthwiseConv& c) {
+  const DepthwiseShape& s = c.shape;
+  const bool blocked = c.layout == ChannelLayout::kBlocked16;
+  const int64_t blocks = ceil_div(s.channels, B);
+  const int threads = worker_threads();
+  Split p{};
+  p.chunk_blocks = blocked ? 1 : blocks;
+  if (!blocked && s.batch < threads && s.out_h < 2 * s.kh * threads)
+    p.chunk_blocks = ceil_div(blocks, std::min<int64_t>(blocks, threads));
+  p.chunks = ceil_div(blocks, p.chunk_blocks);
+  p.units = s.batch * p.chunks;
+  const int64_t wanted = blocked ? 4 * threads : threads;
+  p.bands = p.units >= wanted ? 1 : std::min(s.out_h, ceil_div(wanted, p.units));
+  p.band_rows = ceil_div(s.out_h, p.bands);
+  p.bands = ceil_div(s.out_h, p.band_rows);
+  p.ldr = p.chunk_blocks * B;
+  return p;
+}
+
 }  // namespace
+
+size_t depthwise_partials(const DepthwiseConv& c) {
+  const Split p = split_of(c);
+  return static_cast<size_t>(p.units * p.bands * p.ldr);
+}
 
 void pack_depthwise(DepthwiseConv& c, const float* weights, const float* bias) {
   const DepthwiseShape& s = c.shape;
@@ -52,7 +86,7 @@ void pack_depthwise(DepthwiseConv& c, const float* weights, const float* bias) {
   }
 }
 
-void depthwise_conv(const DepthwiseConv& c, const float* x, float* y) {
+void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* means, float* partials) {
   const DepthwiseShape& s = c.shape;
   KILN_ASSERT(s.kh <= kDepthwiseMaxKernel, "a depthwise kernel of more rows than the ring holds");
   const int64_t C = s.channels, blocks = ceil_div(C, B), taps = s.kh * s.kw;
@@ -63,27 +97,17 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y) {
   const int64_t pw = (s.out_w - 1) * s.stride_w + s.kw;
   const int64_t left = std::min(s.pad_left, pw);
   const int64_t cols = std::clamp<int64_t>(pw - s.pad_left, 0, s.w);  // image columns in the ring
-  // Tasks: (image, chunk of channel blocks, band of output rows). Blocked: a chunk is one block
-  // (its rows are contiguous). Channels-last: all channels (whole rows, contiguous), split into
-  // one chunk per thread instead of bands when the bands would be short (a band reloads, and
-  // reactivates, the kh - stride_h input rows it shares with the band above).
-  const int threads = worker_threads();
-  int64_t chunk_blocks = blocked ? 1 : blocks;
-  if (!blocked && s.batch < threads && s.out_h < 2 * s.kh * threads)
-    chunk_blocks = ceil_div(blocks, std::min<int64_t>(blocks, threads));
-  const int64_t chunks = ceil_div(blocks, chunk_blocks), units = s.batch * chunks;
-  const int64_t wanted = blocked ? 4 * threads : threads;
-  int64_t bands = units >= wanted ? 1 : std::min(s.out_h, ceil_div(wanted, units));
-  const int64_t band_rows = ceil_div(s.out_h, bands);
-  bands = ceil_div(s.out_h, band_rows);
-  const int64_t ldr = chunk_blocks * B;
+  const Split split = split_of(c);
+  const int64_t chunk_blocks = split.chunk_blocks, chunks = split.chunks, units = split.units;
+  const int64_t bands = split.bands, band_rows = split.band_rows, ldr = split.ldr;
   const size_t row_floats = static_cast<size_t>(pw * ldr);
   const KernelTable& k = kernels();
   parallel_for(units * bands, 1, [&](int64_t first, int64_t last) {
     float* ring = thread_scratch((static_cast<size_t>(s.kh) + 1) * row_floats +
-                                 static_cast<size_t>(s.out_w * ldr));
+                                 static_cast<size_t>((s.out_w + 1) * ldr));
     float* zero_row = ring + static_cast<size_t>(s.kh) * row_floats;
     float* result = zero_row + row_floats;  // an output row, when it cannot go straight to y
+    float* row_sum = result + s.out_w * ldr;  // means: the channels' sums over an output row
     std::fill(zero_row, zero_row + row_floats, 0.0f);
     std::array<const float*, kDepthwiseMaxKernel> rows{}, block_rows{};
     std::array<int64_t, kDepthwiseMaxKernel> held{};  // the input row each ring slot holds
@@ -119,6 +143,8 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y) {
         }
         apply_row_ops(c.prologue, dst, cols * ldr);
       };
+      float* sums = means ? partials + t * ldr : nullptr;  // this task's, over its rows
+      if (sums) std::fill(sums, sums + width, 0.0f);
       const int64_t oh_end = std::min(s.out_h, (band + 1) * band_rows);
       for (int64_t oh = band * band_rows; oh < oh_end; ++oh) {
         for (int64_t i = 0; i < s.kh; ++i) {
@@ -144,11 +170,14 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y) {
                           c.weights.data() + (b0 + j) * taps * B, c.bias.data() + (b0 + j) * B,
                           dst + j * B, ldy, s.out_w);
         }
-        if (c.epilogue.empty() && straight) continue;
         if (blocked || whole || !straight) {
           apply_row_ops(c.epilogue, dst, s.out_w * ldy);  // contiguous
         } else {
           for (int64_t ow = 0; ow < s.out_w; ++ow) apply_row_ops(c.epilogue, dst + ow * ldy, width);
+        }
+        if (sums) {
+          k.reduce_cols(ReduceOp::kSum, dst, row_sum, s.out_w, ldy, width);
+          k.binary_vv(BinaryOp::kAdd, sums, row_sum, sums, width);
         }
         if (!straight) {
           float* to = y_unit + oh * out.row;
@@ -158,6 +187,16 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y) {
       }
     }
   }, 1);
+  if (!means) return;
+  const float scale = 1.0f / static_cast<float>(s.out_h * s.out_w);
+  for (int64_t unit = 0; unit < units; ++unit) {
+    const int64_t n = unit / chunks, c0 = unit % chunks * ldr, width = std::min(ldr, C - c0);
+    float* m = means + n * C + c0;
+    std::copy_n(partials + unit * bands * ldr, width, m);
+    for (int64_t band = 1; band < bands; ++band)
+      k.binary_vv(BinaryOp::kAdd, m, partials + (unit * bands + band) * ldr, m, width);
+    k.binary_vs(BinaryOp::kMul, m, scale, m, width);
+  }
 }
 
 }  // namespace kiln::cpu

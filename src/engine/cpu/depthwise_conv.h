@@ -42,7 +42,12 @@ struct DepthwiseConv {
 // The packed form of ONNX's weights [C, 1, kh, kw] and bias [C] (null: zeros), into c.
 void pack_depthwise(DepthwiseConv& c, const float* weights, const float* bias);
 
-// y = epilogue(conv(prologue(x)) + bias), both in c.layout. Runs on the OpenMP threads.
-void depthwise_conv(const DepthwiseConv& c, const float* x, float* y);
+// y = epilogue(conv(prologue(x)) + bias), both in c.layout. With `means`, also the mean of y's
+// channels over its pixels, [N, C] (a GlobalAveragePool of y, summed while each row is in cache),
+// through `partials`, depthwise_partials(c) floats. Runs on the OpenMP threads (their number
+// when called decides the partials' size).
+void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* means = nullptr,
+                    float* partials = nullptr);
+size_t depthwise_partials(const DepthwiseConv& c);
 
 }  // namespace kiln::cpu

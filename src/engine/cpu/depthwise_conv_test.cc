@@ -1,7 +1,8 @@
 // cpu::depthwise_conv against plain loops in double, on every ISA: the unrolled kernels (3x3 and
 // 5x5, strides 1 and 2, rows of more and fewer outputs than a group) and the generic one, pads on
 // either side, channel counts that leave a partial block, both layouts, the split into row bands
-// and into channel chunks, and a SiLU before and activations after.
+// and into channel chunks, a SiLU before and activations after, and the means of the result's
+// channels (a GlobalAveragePool) summed alongside.
 #include "engine/cpu/depthwise_conv.h"
 
 #include <cmath>
@@ -87,6 +88,20 @@ TEST_P(DepthwiseConvTest, MatchesPlainLoops) {
                 }
               want[offset(layout, C, s.out_h, s.out_w, n, ch, oh, ow)] = static_cast<float>(plain_ops(c.epilogue, acc));
             }
+      // The channels' means over the pixels, as a GlobalAveragePool of y.
+      std::vector<float> means(s.batch * C, 42.0f), want_means(s.batch * C);
+      for (int64_t n = 0; n < s.batch; ++n)
+        for (int64_t ch = 0; ch < C; ++ch) {
+          double sum = 0;
+          for (int64_t oh = 0; oh < s.out_h; ++oh)
+            for (int64_t ow = 0; ow < s.out_w; ++ow) sum += want[offset(layout, C, s.out_h, s.out_w, n, ch, oh, ow)];
+          want_means[n * C + ch] = static_cast<float>(sum / static_cast<double>(s.out_h * s.out_w));
+        }
+      std::vector<float> partials(depthwise_partials(c), 42.0f);
+      depthwise_conv(c, x.data(), y.data(), means.data(), partials.data());
+      EXPECT_TRUE(floats_near(y.data(), want.data(), static_cast<int64_t>(out_size), 64, 2e-5f));
+      EXPECT_TRUE(floats_near(means.data(), want_means.data(), s.batch * C, 64, 2e-5f));
+      std::fill(y.begin(), y.end(), 42.0f);  // without the means, the same result
       depthwise_conv(c, x.data(), y.data());
       EXPECT_TRUE(floats_near(y.data(), want.data(), static_cast<int64_t>(out_size), 64, 2e-5f));
     }

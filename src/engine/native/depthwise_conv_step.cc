@@ -2,7 +2,8 @@
 // channels-last or in oneDNN's blocks of 16 channels (whichever its input was made in), with the
 // SiLU that makes its input (x * sigmoid(x), what EfficientNet's expansion convs end with) and
 // the bias and activations after it fused. oneDNN 2.6 applies SiLU as a swish post-op at about
-// twice the cost of kiln's; here it runs on each input row while the row is in L1, once.
+// twice the cost of kiln's; here it runs on each input row while the row is in L1, once. A
+// GlobalAveragePool of the result (squeeze-and-excitation's) is summed from each row in cache.
 #include "engine/cpu/depthwise_conv.h"
 #include "engine/lowering.h"
 #include "engine/native/native_step.h"
@@ -61,6 +62,16 @@ std::optional<InputSilu> input_silu(const Node& conv, const MatchContext& ctx) {
   return std::nullopt;
 }
 
+// A GlobalAveragePool reading v, free, of a float [N, C, H, W] result.
+const Node* pooled_alongside(const Value* v, const MatchContext& ctx) {
+  for (const Node* c : ctx.facts.consumers(v)) {
+    const auto* d = ctx.facts.dims(c->outputs[0]);
+    if (is_op(c, "GlobalAveragePool") && ctx.is_free(c) && c->num_outputs() == 1 && d && d->size() == 4)
+      return c;
+  }
+  return nullptr;
+}
+
 class DepthwiseConvStep : public NativeStep {
  public:
   DepthwiseConvStep(const Node& n, cpu::DepthwiseConv conv)
@@ -68,11 +79,18 @@ class DepthwiseConvStep : public NativeStep {
   using NativeStep::read;
   using NativeStep::write;
   void run(RunState& st) override {
-    cpu::depthwise_conv(conv_, in(st, 0).data<float>(), out(st, 0).data<float>());
+    if (outputs.size() == 1) {
+      cpu::depthwise_conv(conv_, in(st, 0).data<float>(), out(st, 0).data<float>());
+      return;
+    }
+    partials_.resize(cpu::depthwise_partials(conv_));  // sized on the first run
+    cpu::depthwise_conv(conv_, in(st, 0).data<float>(), out(st, 0).data<float>(),
+                        out(st, 1).data<float>(), partials_.data());
   }
 
  private:
   cpu::DepthwiseConv conv_;
+  std::vector<float> partials_;  // the pooled means' sums per task
 };
 
 // Taken only with the SiLU making its input: alone, oneDNN's brdgmm depthwise kernel was faster
@@ -84,6 +102,7 @@ bool match_depthwise(const Node& n, const MatchContext& ctx, Group& g) {
   g.prologue = {silu->sigmoid, silu->mul};
   g.epilogue = match_epilogue(n.outputs[0], ctx, 1);
   keep_row_ops(g.epilogue);
+  if (const Node* pool = pooled_alongside(g.output(), ctx)) g.side = {pool};
   return true;
 }
 
@@ -111,6 +130,7 @@ bool build_depthwise(Group& g, Lowering& lw) {
   step->threads = threads_for_work(2.0 * static_cast<double>(s.batch * s.channels * s.out_h * s.out_w * s.kh * s.kw));
   step->read(lw.in_layout(x, dnnl::memory::desc(x_dims, dnnl::memory::data_type::f32, t)), x_dims);
   step->write(lw.define(g.output(), dnnl::memory::desc(y_dims, dnnl::memory::data_type::f32, t)));
+  if (!g.side.empty()) step->write(lw.define(g.side[0]->outputs[0]));  // [N, C, 1, 1]
   lw.add(std::move(step));
   return true;
 }

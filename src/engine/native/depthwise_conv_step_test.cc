@@ -1,7 +1,8 @@
 // cpu.depthwise_conv against the reference Conv: EfficientNet's block (a 1x1 expansion conv, SiLU,
 // the depthwise conv with its bias and SiLU) takes the SiLU before the depthwise conv away from
 // the expansion conv, at strides 1 and 2, 3x3 and 5x5, with a partial channel block and batches;
-// a depthwise conv whose input SiLU is read elsewhere too, or without one, stays on oneDNN.
+// a squeeze-and-excitation's GlobalAveragePool of the result is summed alongside; a depthwise conv
+// whose input SiLU is read elsewhere too, or without one, stays on oneDNN.
 #include "engine/engine_test_util.h"
 
 namespace kiln::engine {
@@ -18,6 +19,7 @@ struct Block {
   bool silu_before = true;    // the depthwise conv's input is SiLU(expansion)
   bool silu_read_too = false;  // and that SiLU is a graph output as well
   std::string after = "silu";  // "silu", "relu6" or ""
+  bool squeeze = false;         // then squeeze-and-excitation and a 1x1 projection
 };
 
 Model block_model(const Block& c) {
@@ -35,6 +37,12 @@ Model block_model(const Block& c) {
   if (c.after == "relu6")
     y = b.op("Clip", {y, b.constant("lo", Tensor::scalar(DataType::kFloat, 0)),
                       b.constant("hi", Tensor::scalar(DataType::kFloat, 6))});
+  if (c.squeeze) {
+    const int64_t e = c.expanded;
+    Value* z = b.op("Conv", {b.op("GlobalAveragePool", {y}), b.constant("w1", random_tensor({e / 4, e, 1, 1}, 6))});
+    z = b.op("Sigmoid", {b.op("Conv", {silu(b, z), b.constant("w2", random_tensor({e, e / 4, 1, 1}, 7))})});
+    y = b.op("Conv", {b.op("Mul", {y, z}), b.constant("wp", random_tensor({c.x[1], e, 1, 1}, 8))});
+  }
   b.output(y);
   if (c.silu_read_too) b.output(in);
   return b.take();
@@ -46,14 +54,16 @@ TEST(DepthwiseConvStep, TakesTheSiluBeforeIt) {
       {{1, 8, 13, 11}, 48, 3, 2},
       {{2, 6, 10, 10}, 20, 5, 1, true, false, "relu6"},  // a partial block of 4 channels
       {{1, 16, 14, 14}, 64, 5, 2, true, false, ""},
+      {{1, 16, 14, 14}, 96, 3, 1, true, false, "silu", true},  // the pool summed alongside
+      {{2, 8, 9, 9}, 40, 5, 2, true, false, "silu", true},
   };
   for (size_t i = 0; i < blocks.size(); ++i) {
     SCOPED_TRACE("block " + std::to_string(i));
     const Block& c = blocks[i];
     const auto s = expect_same_as_reference([&] { return block_model(c); }, {random_tensor(c.x, 1)}, 1e-4, 1e-4);
     EXPECT_EQ(steps_of(s, "cpu.depthwise_conv"), 1) << s.listing;
-    EXPECT_EQ(steps_of(s, "onednn.conv"), 1);  // the expansion, without the SiLU
-    EXPECT_EQ(steps_of(s, "cpu.elementwise"), 0);
+    EXPECT_EQ(steps_of(s, "onednn.conv"), c.squeeze ? 4 : 1);  // the expansion, without the SiLU
+    EXPECT_EQ(steps_of(s, "onednn.pool"), 0);
     EXPECT_EQ(steps_of(s, "reference"), 0);
   }
 }
