@@ -62,7 +62,8 @@ void Lowering::group_nodes() {
   auto try_impls = [&](const Node& n, Pass pass) {
     const MatchContext ctx{facts_, claimed_, false};
     for (const KernelImpl* impl : table.find(n, facts_)) {
-      if ((pass == Pass::kProducers && !impl->fuses_producers) || (pass == Pass::kFusing && !impl->fuses))
+      if ((pass == Pass::kProducers && !impl->fuses_producers) ||
+          (pass == Pass::kFusing && !impl->fuses))
         continue;
       Group g{.impl = impl, .anchor = &n};
       if (!impl->match(n, ctx, g)) continue;

@@ -86,12 +86,14 @@ void pack_depthwise(DepthwiseConv& c, const float* weights, const float* bias) {
   }
 }
 
-void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* means, float* partials) {
+void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* means,
+                    float* partials) {
   const DepthwiseShape& s = c.shape;
   KILN_ASSERT(s.kh <= kDepthwiseMaxKernel, "a depthwise kernel of more rows than the ring holds");
   const int64_t C = s.channels, blocks = ceil_div(C, B), taps = s.kh * s.kw;
   const bool blocked = c.layout == ChannelLayout::kBlocked16;
-  const Strides in = strides_of(c.layout, C, s.h, s.w), out = strides_of(c.layout, C, s.out_h, s.out_w);
+  const Strides in = strides_of(c.layout, C, s.h, s.w);
+  const Strides out = strides_of(c.layout, C, s.out_h, s.out_w);
   // A ring row: the input columns an output row reads, [-pad_left, pw - pad_left), zero where
   // they fall outside the image; pixels `ldr` floats apart (the channels of the task's chunk).
   const int64_t pw = (s.out_w - 1) * s.stride_w + s.kw;
@@ -138,7 +140,7 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* mea
           return;
         }
         for (int64_t iw = 0; iw < cols; ++iw) {
-          std::memcpy(dst + iw * ldr, src + iw * in.pixel, static_cast<size_t>(width) * sizeof(float));
+          std::copy_n(src + iw * in.pixel, width, dst + iw * ldr);
           std::fill(dst + iw * ldr + width, dst + (iw + 1) * ldr, 0.0f);
         }
         apply_row_ops(c.prologue, dst, cols * ldr);
@@ -165,7 +167,7 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* mea
         float* dst = straight ? y_unit + oh * out.row : result;
         const int64_t ldy = straight ? out.pixel : ldr;
         for (int64_t j = 0; j < nb; ++j) {
-          for (int64_t i = 0; i < s.kh; ++i) block_rows[static_cast<size_t>(i)] = rows[static_cast<size_t>(i)] + j * B;
+          for (size_t i = 0; i < static_cast<size_t>(s.kh); ++i) block_rows[i] = rows[i] + j * B;
           k.depthwise_row(block_rows.data(), ldr, s.kh, s.kw, s.stride_w,
                           c.weights.data() + (b0 + j) * taps * B, c.bias.data() + (b0 + j) * B,
                           dst + j * B, ldy, s.out_w);
@@ -182,7 +184,7 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* mea
         if (!straight) {
           float* to = y_unit + oh * out.row;
           for (int64_t ow = 0; ow < s.out_w; ++ow)
-            std::memcpy(to + ow * out.pixel, result + ow * ldr, static_cast<size_t>(width) * sizeof(float));
+            std::copy_n(result + ow * ldr, width, to + ow * out.pixel);
         }
       }
     }

@@ -459,14 +459,16 @@ void depthwise_row_fixed(const float* const* rows, int64_t ldr, const float* w, 
 void depthwise_row_kernel(const float* const* rows, int64_t ldr, int64_t kh, int64_t kw,
                           int64_t stride, const float* w, const float* bias, float* y, int64_t ldy,
                           int64_t out_w) {
+  // Groups of 8 outputs (3x3) or 4 (5x5: 25 taps in registers), halved for shorter rows.
   const auto fixed = [&](auto kernel) { kernel(rows, ldr, w, bias, y, ldy, out_w); };
-  if (kh == 3 && kw == 3 && (stride == 1 || stride == 2) && out_w >= 4) {
-    if (out_w >= 8) return stride == 1 ? fixed(depthwise_row_fixed<3, 3, 1, 8>) : fixed(depthwise_row_fixed<3, 3, 2, 8>);
-    return stride == 1 ? fixed(depthwise_row_fixed<3, 3, 1, 4>) : fixed(depthwise_row_fixed<3, 3, 2, 4>);
+  const bool s1 = stride == 1;
+  if (kh == 3 && kw == 3 && (s1 || stride == 2) && out_w >= 4) {
+    if (out_w >= 8) return s1 ? fixed(depthwise_row_fixed<3, 3, 1, 8>) : fixed(depthwise_row_fixed<3, 3, 2, 8>);
+    return s1 ? fixed(depthwise_row_fixed<3, 3, 1, 4>) : fixed(depthwise_row_fixed<3, 3, 2, 4>);
   }
-  if (kh == 5 && kw == 5 && (stride == 1 || stride == 2) && out_w >= 2) {
-    if (out_w >= 4) return stride == 1 ? fixed(depthwise_row_fixed<5, 5, 1, 4>) : fixed(depthwise_row_fixed<5, 5, 2, 4>);
-    return stride == 1 ? fixed(depthwise_row_fixed<5, 5, 1, 2>) : fixed(depthwise_row_fixed<5, 5, 2, 2>);
+  if (kh == 5 && kw == 5 && (s1 || stride == 2) && out_w >= 2) {
+    if (out_w >= 4) return s1 ? fixed(depthwise_row_fixed<5, 5, 1, 4>) : fixed(depthwise_row_fixed<5, 5, 2, 4>);
+    return s1 ? fixed(depthwise_row_fixed<5, 5, 1, 2>) : fixed(depthwise_row_fixed<5, 5, 2, 2>);
   }
   const int64_t step = stride * ldr;
   for (int j = 0; j < kDwBlock; j += W)

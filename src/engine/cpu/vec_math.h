@@ -1,8 +1,8 @@
-// exp, erf, tanh, sigmoid and swish (SiLU) on a Vec of float lanes, for one ISA: included by kernels_impl.h
-// (inside the ISA's `#pragma GCC target` region, with KILN_CPU_ISA naming its namespace). No
-// include guard: once per ISA. Max error 1 ulp (sigmoid and SiLU 2; erf 2 without FMA) against the C
-// library in double over the whole float range (math_test.cc). NaN stays NaN: the variable is
-// always max/min's second operand.
+// exp, erf, tanh, sigmoid and swish (SiLU) on a Vec of float lanes, for one ISA: included by
+// kernels_impl.h (inside the ISA's `#pragma GCC target` region, with KILN_CPU_ISA naming its
+// namespace). No include guard: once per ISA. Max error 1 ulp (sigmoid and SiLU 2; erf 2 without
+// FMA) against the C library in double over the whole float range (math_test.cc). NaN stays NaN:
+// the variable is always max/min's second operand.
 
 namespace kiln::cpu::KILN_CPU_ISA {
 namespace {
@@ -20,8 +20,9 @@ constexpr float kExp[] = {1.0f,       1.0f,       0.5f,        1.0f / 6,
                           1.0f / 24,  1.0f / 120, 1.0f / 720,  1.0f / 5040};
 // e^-r for |r| <= ln2 / 2, one multiply-add cheaper: a degree-6 near-minimax polynomial
 // (relative error 1.7e-8) with its odd coefficients negated.
-constexpr float kExpNegated[] = {1.0f,            -1.0f,           4.999999404e-1f, -1.666643173e-1f,
-                                 4.166800156e-2f, -8.374156430e-3f, 1.384365140e-3f};
+constexpr float kExpNegated[] = {1.0f,           -1.0f,           4.999999404e-1f,
+                                 -1.666643173e-1f, 4.166800156e-2f, -8.374156430e-3f,
+                                 1.384365140e-3f};
 constexpr float kLn2Hi = 0.693145751953125f;  // ln 2 in two parts: n kLn2Hi is exact for |n| < 2^9
 constexpr float kLn2Lo = 1.428606765330187045e-6f;
 constexpr float kLog2E = 1.44269504088896341f;

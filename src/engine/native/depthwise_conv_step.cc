@@ -36,11 +36,10 @@ std::optional<cpu::DepthwiseShape> depthwise_shape(const Node& n, const GraphFac
       .pad_left = g->pad_l[1]};
 }
 
-// The input of conv made as a * sigmoid(a) for the conv alone: {Sigmoid, Mul}, a.
+// The input of conv made as a * sigmoid(a) for the conv alone: the Sigmoid and the Mul.
 struct InputSilu {
   const Node* sigmoid;
   const Node* mul;
-  const Value* a;
 };
 
 std::optional<InputSilu> input_silu(const Node& conv, const MatchContext& ctx) {
@@ -57,7 +56,7 @@ std::optional<InputSilu> input_silu(const Node& conv, const MatchContext& ctx) {
     if (!is_op(s, "Sigmoid") || !ctx.is_free(s) || s->inputs[0] != a || f.is_graph_output(sv) ||
         f.consumers(sv).size() != 1 || f.dtype(a) != DataType::kFloat)
       continue;
-    return InputSilu{s, m, a};
+    return InputSilu{s, m};
   }
   return std::nullopt;
 }
@@ -65,9 +64,9 @@ std::optional<InputSilu> input_silu(const Node& conv, const MatchContext& ctx) {
 // A GlobalAveragePool reading v, free, of a float [N, C, H, W] result.
 const Node* pooled_alongside(const Value* v, const MatchContext& ctx) {
   for (const Node* c : ctx.facts.consumers(v)) {
+    if (!is_op(c, "GlobalAveragePool") || !ctx.is_free(c) || c->num_outputs() != 1) continue;
     const auto* d = ctx.facts.dims(c->outputs[0]);
-    if (is_op(c, "GlobalAveragePool") && ctx.is_free(c) && c->num_outputs() == 1 && d && d->size() == 4)
-      return c;
+    if (d && d->size() == 4) return c;
   }
   return nullptr;
 }
@@ -121,13 +120,17 @@ bool build_depthwise(Group& g, Lowering& lw) {
   const std::vector<int64_t> y_dims = {s.batch, s.channels, s.out_h, s.out_w};
   const auto made = lw.layout(x);
   const dnnl::memory::desc blocked(x_dims, dnnl::memory::data_type::f32, tag::nChw16c);
-  if (made && s.channels % cpu::kDepthwiseBlock == 0 && *made == blocked) conv.layout = cpu::ChannelLayout::kBlocked16;
+  if (made && s.channels % cpu::kDepthwiseBlock == 0 && *made == blocked)
+    conv.layout = cpu::ChannelLayout::kBlocked16;
   const tag t = conv.layout == cpu::ChannelLayout::kBlocked16 ? tag::nChw16c : tag::nhwc;
-  RowEpilogue e = row_epilogue(g, n.has_input(2) ? f.constant(n.inputs[2]) : nullptr, s.channels, f);
+  RowEpilogue e =
+      row_epilogue(g, n.has_input(2) ? f.constant(n.inputs[2]) : nullptr, s.channels, f);
   conv.epilogue = std::move(e.ops);
-  cpu::pack_depthwise(conv, f.constant(n.inputs[1])->data<float>(), e.bias ? e.bias->data<float>() : nullptr);
+  cpu::pack_depthwise(conv, f.constant(n.inputs[1])->data<float>(),
+                      e.bias ? e.bias->data<float>() : nullptr);
   auto step = std::make_unique<DepthwiseConvStep>(n, std::move(conv));
-  step->threads = threads_for_work(2.0 * static_cast<double>(s.batch * s.channels * s.out_h * s.out_w * s.kh * s.kw));
+  step->threads = threads_for_work(
+      2.0 * static_cast<double>(s.batch * s.channels * s.out_h * s.out_w * s.kh * s.kw));
   step->read(lw.in_layout(x, dnnl::memory::desc(x_dims, dnnl::memory::data_type::f32, t)), x_dims);
   step->write(lw.define(g.output(), dnnl::memory::desc(y_dims, dnnl::memory::data_type::f32, t)));
   if (!g.side.empty()) step->write(lw.define(g.side[0]->outputs[0]));  // [N, C, 1, 1]
