@@ -133,6 +133,8 @@ void Lowering::build_group(Group& g) {
     for (const Node* m : members) lower_standalone(m);
     return;
   }
+  KILN_ASSERT(g.side.empty() || g.epilogue.size() == full.epilogue.size(),
+              "a group computing nodes alongside its result dropped part of the result's chain");
   std::vector<const Node*> dropped;
   for (size_t u = g.epilogue.size(); u < full.epilogue.size(); ++u)
     dropped.insert(dropped.end(), full.epilogue[u].nodes.begin(), full.epilogue[u].nodes.end());
