@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #endif
 
+#include "engine/cpu/kernels.h"
 #include "engine/cpu/layout.h"
 #include "engine/cpu/parallel.h"
 #include "support/error.h"
@@ -152,6 +153,28 @@ void concat_channels(std::span<const ChannelPiece> pieces, int64_t batch, int64_
   } else {
     concat_channel_blocks(pieces, batch, pixels, total, block, y);
   }
+}
+
+void concat_blocks_affine(std::span<const float* const> xs, std::span<const int64_t> channels,
+                          int64_t batch, int64_t pixels, const float* a, const float* b, bool relu,
+                          float* y) {
+  constexpr int64_t kBlock = 16;
+  std::vector<int64_t> piece_of, first_channel;  // per output block
+  for (size_t k = 0; k < xs.size(); ++k)
+    for (int64_t c = 0; c < channels[k]; c += kBlock) {
+      piece_of.push_back(static_cast<int64_t>(k));
+      first_channel.push_back(c);
+    }
+  const int64_t blocks = static_cast<int64_t>(piece_of.size());
+  if (batch * blocks * pixels == 0) return;
+  const KernelTable& k = kernels();
+  parallel_for(batch * blocks, tasks_per_thread(pixels * kBlock * 2 * 4), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / blocks, j = t % blocks, piece = piece_of[j], c = first_channel[j];
+      const float* x = xs[piece] + (n * channels[piece] + c) * pixels;
+      k.block_affine(x, y + t * pixels * kBlock, pixels, a + j * kBlock, b + j * kBlock, relu);
+    }
+  }, 1);
 }
 
 void zip(const float* a, const float* b, float* y, int64_t n) {

@@ -482,6 +482,21 @@ void depthwise_row_kernel(const float* const* rows, int64_t ldr, int64_t kh, int
     }
 }
 
+void block_affine_kernel(const float* x, float* y, int64_t rows, const float* a, const float* b,
+                         bool relu) {
+  constexpr int kBlock = 16;
+  for (int j = 0; j < kBlock; j += W) {
+    const Vec va = Vec::load(a + j), vb = Vec::load(b + j), zero = Vec::zero();
+    if (relu) {
+      for (int64_t r = 0; r < rows; ++r)
+        max(zero, fma(Vec::load(x + r * kBlock + j), va, vb)).store(y + r * kBlock + j);
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        fma(Vec::load(x + r * kBlock + j), va, vb).store(y + r * kBlock + j);
+    }
+  }
+}
+
 void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {
   const Vec wa = Vec::all(1.0f - w), wb = Vec::all(w);
   map2(a, b, y, n, [&](Vec u, Vec v) { return fma(v, wb, u * wa); });
@@ -576,6 +591,7 @@ const KernelTable& kernel_table() {
       .lerp = lerp_kernel,
       .rows_times_matrix = rows_times_matrix_kernel,
       .depthwise_row = depthwise_row_kernel,
+      .block_affine = block_affine_kernel,
       .transpose_4b = transpose_4b_kernel,
   };
   return table;

@@ -1,5 +1,9 @@
 // BatchNormalization (inference) through oneDNN with the constant statistics, in the layout its
 // input was made in; a Relu reading only its result is fused (oneDNN's fuse_norm_relu).
+#include "engine/onednn/batch_norm.h"
+
+#include <cmath>
+
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
@@ -10,11 +14,6 @@
 
 namespace kiln::engine {
 
-namespace {
-
-using dt = dnnl::memory::data_type;
-
-// X with known dims (rank >= 2), the four per-channel inputs constant, only Y asked for.
 bool batch_norm_fits(const Node& n, const GraphFacts& f) {
   if (n.num_inputs() != 5 || !n.has_input(0) || f.dtype(n.inputs[0]) != DataType::kFloat) return false;
   if (attr_int(n, "training_mode", 0) != 0) return false;
@@ -30,6 +29,26 @@ bool batch_norm_fits(const Node& n, const GraphFacts& f) {
   }
   return true;
 }
+
+ChannelAffine batch_norm_affine(const Node& n, const GraphFacts& f) {
+  const float* scale = f.constant(n.inputs[1])->data<float>();
+  const float* bias = f.constant(n.inputs[2])->data<float>();
+  const float* mean = f.constant(n.inputs[3])->data<float>();
+  const float* var = f.constant(n.inputs[4])->data<float>();
+  const double eps = attr_float(n, "epsilon", 1e-5f);
+  const auto channels = static_cast<size_t>(f.constant(n.inputs[1])->numel());
+  ChannelAffine a{std::vector<float>(channels), std::vector<float>(channels)};
+  for (size_t c = 0; c < channels; ++c) {
+    const double s = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+    a.scale[c] = static_cast<float>(s);
+    a.shift[c] = static_cast<float>(bias[c] - s * mean[c]);
+  }
+  return a;
+}
+
+namespace {
+
+using dt = dnnl::memory::data_type;
 
 bool match_batch_norm(const Node& n, const MatchContext& ctx, Group& g) {
   if (!batch_norm_fits(n, ctx.facts)) return false;

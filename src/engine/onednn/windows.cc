@@ -6,6 +6,7 @@
 #include "engine/lowering.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
+#include "engine/onednn/batch_norm.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/onednn_kernels.h"
@@ -68,11 +69,37 @@ void copy_window(const Node& n, Lowering& lw, int x, const dnnl::memory::desc& s
 
 // --- Concat
 
+// The single free reader of v when it is a `op` node reading it as its first input.
+const Node* sole_reader(const Value* v, std::string_view op, const MatchContext& ctx) {
+  const auto& c = ctx.facts.consumers(v);
+  if (ctx.facts.is_graph_output(v) || c.size() != 1 || !ctx.is_free(c[0]) ||
+      c[0]->op_type != op || !c[0]->domain.empty() || c[0]->inputs[0] != v)
+    return nullptr;
+  return c[0];
+}
+
+// A channel concat whose every piece is read elsewhere too (none can be written in place, so
+// each is copied) followed by a BatchNormalization and maybe a Relu reading only its result
+// (DenseNet's layers: the features so far, concatenated, normalized): those are applied as the
+// pieces are copied, where the normalization read and wrote the whole concat once more.
+void match_normalization_after(const Node& n, const MatchContext& ctx, Group& g) {
+  const auto* out = ctx.facts.dims(n.outputs[0]);
+  if (ctx.standalone || n.num_inputs() < 2 || out->size() != 4 || concat_axis(n, 4) != 1) return;
+  for (const Value* v : n.inputs)
+    if (ctx.facts.consumers(v).size() < 2 && !ctx.facts.is_graph_output(v)) return;
+  const Node* bn = sole_reader(n.outputs[0], "BatchNormalization", ctx);
+  if (!bn || !batch_norm_fits(*bn, ctx.facts)) return;
+  g.epilogue.push_back(EpilogueUnit{.nodes = {bn}, .out = bn->outputs[0]});
+  if (const Node* relu = sole_reader(bn->outputs[0], "Relu", ctx))
+    g.epilogue.push_back(EpilogueUnit{.nodes = {relu}, .out = relu->outputs[0]});
+}
+
 bool match_concat(const Node& n, const MatchContext& ctx, Group& g) {
   const auto* out = usable(n.outputs.empty() ? nullptr : n.outputs[0], ctx.facts);
   if (!out || n.num_inputs() < 1 || !concat_axis(n, static_cast<int>(out->size()))) return false;
   for (const Value* v : n.inputs)
     if (!usable(v, ctx.facts) || ctx.facts.constant(v)) return false;
+  match_normalization_after(n, ctx, g);
   return true;
 }
 
@@ -97,9 +124,14 @@ int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& 
 // the channels filling whole blocks ([N, C/b, H, W, b]: a concat of the C/b axis), and
 // channels-last pieces next to channel-blocked ones (DenseNet's block input and its Winograd
 // convs' outputs, which oneDNN sends to its reference concat). False when none fits.
-bool build_concat_copies(const Node& n, const std::vector<dnnl::memory::desc>& srcs, int axis,
+bool build_concat_copies(Group& g, const std::vector<dnnl::memory::desc>& srcs, int axis,
                          Lowering& lw) {
+  const Node& n = *g.anchor;
   const auto& out = *lw.facts().dims(n.outputs[0]);
+  // The normalization after it is applied only by the blocked copies below; elsewhere it is
+  // dropped (lowered on its own).
+  std::vector<EpilogueUnit> normalization = std::move(g.epilogue);
+  g.epilogue.clear();
   const auto dims = [&](size_t i) -> const std::vector<int64_t>& { return *lw.facts().dims(n.inputs[i]); };
   const auto reads = [&] {
     std::vector<int> r;
@@ -127,6 +159,16 @@ bool build_concat_copies(const Node& n, const std::vector<dnnl::memory::desc>& s
   }
   if (std::all_of(blocks.begin(), blocks.end(), [&](int64_t b) { return b == blocks[0]; })) {
     const int64_t block = blocks[0];  // > 0: all channels-last was same_order
+    if (!normalization.empty() && block == 16) {
+      g.epilogue = std::move(normalization);
+      std::vector<int64_t> channels;
+      for (size_t i = 0; i < n.inputs.size(); ++i) channels.push_back(dims(i)[1]);
+      ChannelAffine bn = batch_norm_affine(*g.epilogue[0].nodes[0], lw.facts());
+      add_normalizing_concat_step(n, reads(), lw.define(g.output(), blocked_md(out, 16)),
+                                  std::move(channels), std::move(bn.scale), std::move(bn.shift),
+                                  g.epilogue.size() == 2, lw);
+      return true;
+    }
     std::vector<int64_t> lens;
     for (size_t i = 0; i < n.inputs.size(); ++i) lens.push_back(dims(i)[1] / block);
     add_concat_step(n, reads(), lw.define(n.outputs[0], blocked_md(out, block)), lens, out[0],
@@ -158,7 +200,7 @@ bool build_concat(Group& g, Lowering& lw) {
   // Row-major pieces are the native cpu.concat's (oneDNN 2.6's simple concat took 9 ms for
   // PP-OCR's four [1, 24, 160, 160] maps, 10 MB, about 1 GB/s); laid-out ones may be too.
   if (all_plain) return false;
-  if (build_concat_copies(n, srcs, axis, lw)) return true;
+  if (build_concat_copies(g, srcs, axis, lw)) return true;
   const int threads = threads_for_bytes(2 * bytes_of(out));
   ThreadScope scope(threads);
   dnnl::primitive_attr attr;
@@ -277,7 +319,7 @@ void register_onednn_windows(KernelTable& t) {
   t.add("", "Slice", DataType::kFloat,
         {.name = "onednn.slice", .match = match_slice, .build = build_slice});
   t.add("", "Concat", DataType::kFloat,
-        {.name = "onednn.concat", .match = match_concat, .build = build_concat});
+        {.name = "onednn.concat", .fuses = true, .match = match_concat, .build = build_concat});
   t.add("", "Split", DataType::kFloat,
         {.name = "onednn.split", .match = match_split, .build = build_split});
 }

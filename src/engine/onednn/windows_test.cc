@@ -112,6 +112,48 @@ TEST(OnednnConcatSplit, MixedWholeBlocksJoinBlockedInPlace) {
   }
 }
 
+// DenseNet's layers: the features so far concatenated, then BatchNormalization and Relu. Where
+// every piece is read elsewhere too (copied anyway), the normalization is applied as they are
+// copied; the last concat, whose newest piece is read by it alone, keeps its normalization step
+// (its pieces may be written in place). Without the Relu, and in batches, too.
+TEST(OnednnConcatSplit, NormalizationAfterAConcatIsAppliedAsItCopies) {
+  for (int64_t batch : {1, 2})
+    for (bool relu : {true, false}) {
+      SCOPED_TRACE(fmt::format("batch {}{}", batch, relu ? "" : ", no relu"));
+      const auto make = [=] {
+        ModelBuilder b;
+        const auto pads = attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+        int seed = 10;
+        auto norm = [&](Value* v, int64_t c) {
+          Value* y = b.op("BatchNormalization",
+                          {v, b.constant("s" + std::to_string(seed), random_tensor({c}, seed + 1)),
+                           b.constant("b" + std::to_string(seed), random_tensor({c}, seed + 2)),
+                           b.constant("m" + std::to_string(seed), random_tensor({c}, seed + 3)),
+                           b.constant("v" + std::to_string(seed), random_tensor({c}, seed + 4, 0.5f, 2.0f))},
+                          {attr("epsilon", 1e-3f)});
+          seed += 5;
+          return relu ? b.op("Relu", {y}) : y;
+        };
+        auto conv = [&](Value* v, int64_t in, int64_t out) {
+          return b.op("Conv", {v, b.constant("w" + std::to_string(seed), random_tensor({out, in, 3, 3}, seed))}, {pads});
+        };
+        Value* f0 = conv(b.input("x", {batch, 8, 10, 10}), 8, 16);
+        Value* f1 = conv(norm(f0, 16), 16, 32);
+        Value* c1 = b.op("Concat", {f0, f1}, {attr("axis", int64_t{1})});
+        Value* f2 = conv(norm(c1, 48), 48, 16);
+        Value* c2 = b.op("Concat", {f0, f1, f2}, {attr("axis", int64_t{-3})});
+        b.output(conv(norm(c2, 64), 64, 8));
+        return b.take();
+      };
+      // three Winograd convs in a row, unbounded without the Relus: their error reaches 4e-4
+      const auto s = expect_same_as_reference(make, {random_tensor({batch, 8, 10, 10}, 1)}, 1e-3, 1e-3);
+      if (cpu::active_isa() == cpu::Isa::kAvx512) {  // blocks of 16: c1's normalization goes
+        EXPECT_EQ(steps_of(s, "onednn.batch_norm"), 2) << s.listing;
+        EXPECT_EQ(steps_of(s, "cpu.concat"), 2);
+      }
+    }
+}
+
 // Slices with constant starts (negative, clamped, several axes) copy windows; steps other than 1
 // stay on the reference kernel.
 TEST(OnednnSlice, WindowsOfAChannelsLastTensor) {
