@@ -99,8 +99,15 @@ bool match_concat(const Node& n, const MatchContext& ctx, Group& g) {
   if (!out || n.num_inputs() < 1 || !concat_axis(n, static_cast<int>(out->size()))) return false;
   for (const Value* v : n.inputs)
     if (!usable(v, ctx.facts) || ctx.facts.constant(v)) return false;
-  match_normalization_after(n, ctx, g);
   return true;
+}
+
+// The same, only with a normalization after it to fuse (a fusing implementation of its own, so
+// that other fusing ones, such as the concat of a channel shuffle, still see plain concats).
+bool match_normalizing_concat(const Node& n, const MatchContext& ctx, Group& g) {
+  if (!match_concat(n, ctx, g)) return false;
+  match_normalization_after(n, ctx, g);
+  return !g.epilogue.empty();
 }
 
 dnnl::memory::desc blocked_md(const std::vector<int64_t>& d, int64_t block) {
@@ -319,7 +326,10 @@ void register_onednn_windows(KernelTable& t) {
   t.add("", "Slice", DataType::kFloat,
         {.name = "onednn.slice", .match = match_slice, .build = build_slice});
   t.add("", "Concat", DataType::kFloat,
-        {.name = "onednn.concat", .fuses = true, .match = match_concat, .build = build_concat});
+        {.name = "onednn.concat", .fuses = true, .match = match_normalizing_concat,
+         .build = build_concat});
+  t.add("", "Concat", DataType::kFloat,
+        {.name = "onednn.concat", .match = match_concat, .build = build_concat});
   t.add("", "Split", DataType::kFloat,
         {.name = "onednn.split", .match = match_split, .build = build_split});
 }
