@@ -26,6 +26,19 @@ struct MatchContext {
   bool is_free(const Node* n) const { return !claimed.contains(n); }
 };
 
+// Whether n is the node `op` of the default (ONNX) domain; false for null.
+inline bool is_op(const Node* n, std::string_view op) {
+  return n && n->domain.empty() && n->op_type == op;
+}
+
+// The one node reading v, when there is exactly one, it is free and v is not a graph output.
+inline const Node* sole_consumer(const Value* v, const MatchContext& ctx) {
+  if (ctx.facts.is_graph_output(v)) return nullptr;
+  const auto& c = ctx.facts.consumers(v);
+  if (c.size() != 1 || !ctx.is_free(c[0])) return nullptr;
+  return c[0];
+}
+
 struct KernelImpl {
   std::string_view name;  // "onednn.conv", "cpu.softmax", "reference" ...
   bool fuses = false;      // match may take neighbours: tried first, for nodes in graph order

@@ -22,8 +22,6 @@ struct Shuffle {
                                                              // is input channel g1 * (C / g) + c2
 };
 
-bool is_op(const Node* n, const char* op) { return n && n->domain.empty() && n->op_type == op; }
-
 // The only node reading v, when it is free and v is nothing else's.
 const Node* sole_reader(const Value* v, const MatchContext& ctx) {
   if (!v || ctx.facts.is_graph_output(v)) return nullptr;

@@ -18,8 +18,6 @@ namespace {
 
 using tag = dnnl::memory::format_tag;
 
-bool is_op(const Node* n, std::string_view op) { return n && n->domain.empty() && n->op_type == op; }
-
 std::optional<cpu::DepthwiseShape> depthwise_shape(const Node& n, const GraphFacts& f) {
   const auto g = conv_geometry(n, f);
   // grouped weights [G, M/G, C/G, kh, kw]: one filter per channel is [C, 1, 1, kh, kw]
@@ -109,12 +107,10 @@ bool build_depthwise(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const GraphFacts& f = lw.facts();
   const cpu::DepthwiseShape s = *depthwise_shape(n, f);
-  const Value* x = n.inputs[0];
-  cpu::DepthwiseConv conv{.shape = s};
-  if (!g.prologue.empty()) {  // {Sigmoid(a), Mul}
-    x = g.prologue[0]->inputs[0];
-    conv.prologue = {cpu::RowOp{.op = cpu::UnaryOp::kSwish, .p = {.alpha = 1.0f}}};
-  }
+  // The prologue is {Sigmoid(a), Mul(a, sigmoid)}: the step reads a and applies the SiLU itself.
+  const Value* x = g.prologue[0]->inputs[0];
+  cpu::DepthwiseConv conv{.shape = s,
+                          .prologue = {cpu::RowOp{.op = cpu::UnaryOp::kSwish, .p = {.alpha = 1.0f}}}};
   // The layout x was made in when it is 16-channel blocks; else channels-last.
   const std::vector<int64_t> x_dims = {s.batch, s.channels, s.h, s.w};
   const std::vector<int64_t> y_dims = {s.batch, s.channels, s.out_h, s.out_w};

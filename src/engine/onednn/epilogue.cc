@@ -17,16 +17,6 @@ namespace {
 using alg = dnnl::algorithm;
 constexpr size_t kMaxUnits = 8;
 
-bool is_op(const Node* n, std::string_view op) { return n && n->domain.empty() && n->op_type == op; }
-
-// The one node reading v, when there is exactly one, it is free and v is not a graph output.
-const Node* sole_consumer(const Value* v, const MatchContext& ctx) {
-  if (ctx.facts.is_graph_output(v)) return nullptr;
-  const auto& c = ctx.facts.consumers(v);
-  if (c.size() != 1 || !ctx.is_free(c[0])) return nullptr;
-  return c[0];
-}
-
 bool near(std::optional<float> a, float b) { return a && std::abs(*a - b) <= 1e-4f * std::abs(b); }
 
 // The input of binary node n that is not v (null when v is not exactly one of its two inputs).

@@ -25,8 +25,6 @@ namespace {
 
 using dt = dnnl::memory::data_type;
 
-bool is_op(const Node* n, std::string_view op) { return n && n->domain.empty() && n->op_type == op; }
-
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];

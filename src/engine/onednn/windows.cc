@@ -71,11 +71,8 @@ void copy_window(const Node& n, Lowering& lw, int x, const dnnl::memory::desc& s
 
 // The single free reader of v when it is a `op` node reading it as its first input.
 const Node* sole_reader(const Value* v, std::string_view op, const MatchContext& ctx) {
-  const auto& c = ctx.facts.consumers(v);
-  if (ctx.facts.is_graph_output(v) || c.size() != 1 || !ctx.is_free(c[0]) ||
-      c[0]->op_type != op || !c[0]->domain.empty() || c[0]->inputs[0] != v)
-    return nullptr;
-  return c[0];
+  const Node* c = sole_consumer(v, ctx);
+  return is_op(c, op) && c->inputs[0] == v ? c : nullptr;
 }
 
 // A channel concat whose every piece is read elsewhere too (none can be written in place, so
