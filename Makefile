@@ -9,9 +9,11 @@ deps:
 	@scripts/install-deps.sh
 
 $(BUILD)/build.ninja:
+	@echo "kiln: configuring the build in $(BUILD)/ (cmake)"
 	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/build.ninja
+	@echo "kiln: building in $(BUILD)/ with $(JOBS) jobs ([N/M] counts the files; a first build takes about 15 minutes on 2 cores, later ones seconds)"
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build

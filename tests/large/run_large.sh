@@ -22,18 +22,21 @@ rm -rf "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-# Runs a command, with its peak RSS in $work/rss_KB (GNU time, where installed) and its seconds in
-# $work/seconds.
+# Runs a command, with its peak RSS in $work/rss_KB (GNU time, where installed) and its time in
+# $work/ms (milliseconds).
 measured() {
   local t0 rc=0
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   if [[ -x /usr/bin/time ]]; then /usr/bin/time -f %M -o "$work/rss_KB" "$@" || rc=$?
   else echo 0 > "$work/rss_KB"; "$@" || rc=$?; fi
-  echo "$(date +%s.%N) - $t0" | bc > "$work/seconds"
+  echo $(( ($(date +%s%N) - t0) / 1000000 )) > "$work/ms"
   return $rc
 }
 # "peak RSS of WHAT: N MiB, S s" for the last measured command.
-report() { printf 'peak RSS of %s: %d MiB, %.1f s\n' "$1" $(($(cat "$work/rss_KB") / 1024)) "$(cat "$work/seconds")"; }
+report() {
+  local ms; ms=$(cat "$work/ms")
+  printf 'peak RSS of %s: %d MiB, %d.%d s\n' "$1" $(($(cat "$work/rss_KB") / 1024)) $((ms / 1000)) $((ms % 1000 / 100))
+}
 
 start=$(date +%s)
 measured /usr/bin/python3 "$root/tests/large/make_large_model.py" "$work/orig"

@@ -19,7 +19,8 @@ if ((${#names[@]} == 0)); then
   for d in "$root"/tests/onnx-backend/light/light_*; do names+=("$(basename "$d")"); done
 fi
 
-"$root/tools/ort/install.sh" || { echo "skipped"; exit 77; }
+source "$root/tests/lib/missing.sh"
+"$root/tools/ort/install.sh" || missing "ONNX Runtime (onnxruntime-node from npm) cannot be installed"
 status=0
 for name in "${names[@]}"; do
   case_dir=$work/cases/$name

@@ -5,24 +5,25 @@
 #
 #   tests/report/html_renders.sh KILN WORKDIR
 #
-# Installs chromium with apt when missing; exits 77 (skipped) when it cannot be installed, and when
-# torch cannot export the test model.
+# Installs chromium with apt when missing; fails when it cannot be installed, or when torch cannot
+# export the test model (tests/lib/missing.sh: KILN_ALLOW_SKIP=1 makes those a skip).
 set -euo pipefail
 kiln=$1
 work=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/tests/lib/missing.sh"
 mkdir -p "$work/models" "$work/report"
 
 if ! command -v chromium >/dev/null; then
   sudo=""; [[ $(id -u) == 0 ]] || sudo="sudo -n"
   { $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
     { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; }; } ||
-    { echo "cannot install chromium: skipped"; exit 77; }
+    missing "chromium cannot be installed"
 fi
 model=$work/models/small_cnn.onnx
 if [[ ! -f $model ]]; then
   /usr/bin/python3 -W ignore "$root/tests/report/export_small_cnn.py" "$model" ||
-    { echo "cannot export the test model from torch: skipped"; exit 77; }
+    missing "torch cannot export the test model"
 fi
 
 # A fresh profile dir per screenshot: chromium refuses one that another instance holds.

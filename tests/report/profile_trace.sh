@@ -5,16 +5,15 @@
 #   tests/report/profile_trace.sh KILN WORKDIR
 #
 # Exports a small CNN (tests/report/export_small_cnn.py) and the MLP and control-flow models
-# (scripts/get-models.sh). Exits 77 (skipped) only when torch cannot be had.
+# (scripts/get-models.sh). Fails when torch cannot be had (tests/lib/missing.sh).
 set -euo pipefail
 kiln=$1
 work=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$work/models" "$work/report"
 
-if ! "$root/scripts/get-models.sh" "$work/models" mlp control_flow; then
-  echo "cannot export models from torch: skipped"; exit 77
-fi
+source "$root/tests/lib/missing.sh"
+"$root/scripts/get-models.sh" "$work/models" mlp control_flow || missing "torch cannot export the test models"
 [[ -f $work/models/small_cnn.onnx ]] ||
   /usr/bin/python3 -W ignore "$root/tests/report/export_small_cnn.py" "$work/models/small_cnn.onnx"
 
