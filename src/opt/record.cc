@@ -61,7 +61,12 @@ nlohmann::json to_json(const VerifyReport& r) {
     if (!o.ok) j["reason"] = o.reason;
     outs.push_back(std::move(j));
   }
-  return {{"ok", r.ok}, {"outputs", outs}};
+  nlohmann::json j = {{"ok", r.ok}, {"outputs", outs}};
+  if (!r.chosen_dims.empty()) {
+    j["chosen_dims"] = r.chosen_dims;
+    if (!r.chosen_because.empty()) j["chosen_because"] = r.chosen_because;
+  }
+  return j;
 }
 
 nlohmann::json to_json(const BisectResult& r) {

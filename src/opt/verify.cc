@@ -14,8 +14,21 @@ Reference make_reference(Session& original, const VerifyOptions& opts) {
     ref.feeds.push_back(feeds);
     ref.outputs.push_back(original.run(feeds));
   }
-  for (int s = 0; s < opts.samples; ++s) {
-    RandomInputOptions in = opts.inputs;
+  ref.random = opts.inputs;
+  if (opts.samples <= 0) return ref;
+  const DimSearch search =
+      search_input_dims(original.inputs(), opts.inputs, [&](const RandomInputOptions& in) {
+        std::vector<RtValue> feeds = random_inputs(original.inputs(), in);
+        std::vector<RtValue> outputs = original.run(feeds);
+        ref.feeds.push_back(std::move(feeds));
+        ref.outputs.push_back(std::move(outputs));
+      });
+  ref.random = search.inputs;
+  ref.chosen_dims = search.describe();
+  ref.chosen_hint = search.hint();
+  if (search.attempts > 1) ref.chosen_because = search.first_failure;
+  for (int s = 1; s < opts.samples; ++s) {
+    RandomInputOptions in = ref.random;
     in.seed = opts.inputs.seed + static_cast<uint64_t>(s);
     ref.feeds.push_back(random_inputs(original.inputs(), in));
     ref.outputs.push_back(original.run(ref.feeds.back()));
@@ -55,6 +68,8 @@ VerifyReport check_against(Session& candidate, const Reference& ref, const Verif
     }
   }
   for (const auto& o : report.outputs) report.ok &= o.ok;
+  report.chosen_dims = ref.chosen_dims;
+  report.chosen_because = ref.chosen_because;
   return report;
 }
 

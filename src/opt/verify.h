@@ -9,6 +9,7 @@
 
 #include "ir/rt_value.h"
 #include "runtime/compare.h"
+#include "runtime/input_dims.h"
 #include "runtime/random_inputs.h"
 #include "runtime/session.h"
 
@@ -32,14 +33,24 @@ struct OutputCheck {
 struct VerifyReport {
   std::vector<OutputCheck> outputs;  // worst over the samples, in output order
   bool ok = true;
+  // The symbolic dims kiln chose for the random sets ("h=32, w=32"; runtime/input_dims.h), and
+  // why the first candidate (all 1) did not run, when it did not.
+  std::string chosen_dims;
+  std::string chosen_because;
 };
 
-// The reference side: input sets and the original model's outputs on them.
+// The reference side: input sets and the original model's outputs on them. Symbolic dims the
+// options leave open are chosen so the original runs (search_input_dims: all 1 first, larger
+// sizes where that fails), and the same dims serve every random set.
 struct Reference {
   std::vector<std::vector<RtValue>> feeds;
   std::vector<std::vector<RtValue>> outputs;
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;
+  RandomInputOptions random;  // what the random sets were made with, every symbolic dim set
+  std::string chosen_dims;    // the dims kiln chose among those ("h=32"), empty when none
+  std::string chosen_because; // why smaller candidates did not run
+  std::string chosen_hint;    // how the user sets them instead
 };
 Reference make_reference(Session& original, const VerifyOptions& opts);
 

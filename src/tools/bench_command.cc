@@ -52,7 +52,8 @@ OpenModel open_for_bench(const BenchOptions& o, const std::map<std::string, int6
   m.runner = engine::open_model(b.model, engine::parse_engine_kind(o.engine),
                                 {.threads = o.threads, .optimize_level = b.optimize_level});
   b.load_ms = ms_since(t0);
-  m.feeds = input_feeds(o.inputs, m.runner->inputs(), {.dims = dims});
+  m.feeds = input_feeds(o.inputs, m.runner->inputs(), {.dims = dims},
+                        [&](const std::vector<RtValue>& feeds) { m.runner->run(feeds); });
   return m;
 }
 

@@ -1,5 +1,10 @@
 #include "tools/input_options.h"
 
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "runtime/input_dims.h"
 #include "support/error.h"
 #include "tools/test_data.h"
 
@@ -20,9 +25,22 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs)
 }
 
 std::vector<RtValue> input_feeds(const std::string& dir, const std::vector<const Value*>& inputs,
-                                 const RandomInputOptions& random) {
+                                 const RandomInputOptions& random,
+                                 const std::function<void(const std::vector<RtValue>&)>& try_run) {
   if (!dir.empty()) return read_values(dir, "input", inputs);
-  return random_inputs(inputs, random);
+  check_dim_names(inputs, random.dims);
+  if (open_input_dims(inputs, random).empty()) return random_inputs(inputs, random);
+  // (bench: the plan for the chosen dims is made here, so its "first run" is a second one.)
+  std::vector<RtValue> feeds;
+  const DimSearch search = search_input_dims(inputs, random, [&](const RandomInputOptions& opts) {
+    std::vector<RtValue> candidate = random_inputs(inputs, opts);
+    try_run(candidate);
+    feeds = std::move(candidate);
+  });
+  if (!search.chosen.empty())
+    std::cerr << fmt::format("random inputs with dims {} ({}){}\n", search.describe(), search.hint(),
+                             search.attempts > 1 ? "; with all 1: " + search.first_failure : "");
+  return feeds;
 }
 
 }  // namespace kiln::tools

@@ -145,6 +145,7 @@ int run_optimize(const OptimizeArgs& a) {
     vopts.tolerance = {a.rtol, a.atol};
     auto original = Session::load(a.model);
     auto optimized = Session::load(a.out);
+    check_dim_names(original->inputs(), vopts.inputs.dims);
     for (const std::string& dir : a.inputs)
       vopts.given.push_back(read_values(dir, "input", original->inputs()));
     const opt::Reference ref = opt::make_reference(*original, vopts);
@@ -153,6 +154,10 @@ int run_optimize(const OptimizeArgs& a) {
         .samples = static_cast<int>(ref.feeds.size()), .rtol = a.rtol, .atol = a.atol, .report = vr};
     std::cout << fmt::format("verify ({} input sets, rtol {}, atol {}):\n", ref.feeds.size(),
                              a.rtol, a.atol);
+    if (!ref.chosen_dims.empty())
+      std::cout << fmt::format("  dims chosen for the random sets: {} ({}){}\n", ref.chosen_dims,
+                               ref.chosen_hint,
+                               ref.chosen_because.empty() ? "" : "; with all 1: " + ref.chosen_because);
     for (const auto& o : vr.outputs)
       std::cout << fmt::format("  {:<26} max abs {:.3g}  max rel {:.3g}  {}\n", o.name,
                                o.max_abs_error, o.max_rel_error, o.ok ? "ok" : "DIFFERS: " + o.reason);
@@ -197,7 +202,7 @@ Action add_optimize(CLI::App& app) {
   app.add_option("--inputs", a->inputs,
                  "Also verify on this folder's input_N.pb files (repeatable; alone: only on them)");
   app.add_flag("--bisect", a->bisect, "When verification fails, find the rewrite that broke it");
-  app.add_option("--dim", a->dims, "Value of a symbolic dim for --verify, name=value (default 1)");
+  app.add_option("--dim", a->dims, "Value of a symbolic dim for --verify, NAME=VALUE (default: the smallest size that runs)");
   app.add_option("--seed", a->seed, "First random seed for --verify");
   app.add_option("--rtol", a->rtol, "Relative tolerance for --verify (default 1e-3)");
   app.add_option("--atol", a->atol, "Absolute tolerance for --verify (default 1e-4)");

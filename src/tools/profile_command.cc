@@ -42,7 +42,8 @@ int profile(const ProfileOptions& o) {
   }
   auto target = load_target(o.model, o.engine, threads, optimize);
   const auto feeds =
-      input_feeds(o.inputs, target->inputs(), {.seed = o.seed, .dims = parse_dims(o.dims)});
+      input_feeds(o.inputs, target->inputs(), {.seed = o.seed, .dims = parse_dims(o.dims)},
+                  [&](const std::vector<RtValue>& feeds) { target->run(feeds, nullptr); });
   ProfileReport r;
   r.threads = threads;
   r.peak = machine_peak(threads, !o.no_cache);
