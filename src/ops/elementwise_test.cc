@@ -104,7 +104,7 @@ TEST(Elementwise, UnaryMathAndActivations) {
 
 TEST(Elementwise, HalfComputesInFloat) {
   OpNode node("Sqrt", 1);
-  Tensor x = make<Half>(DataType::kFloat16, {2}, {4, 2});
+  Tensor x = make(DataType::kFloat16, {2}, {4, 2});
   Tensor y = node.run({x});
   EXPECT_EQ(y.dtype(), DataType::kFloat16);
   EXPECT_EQ(values(y)[0], 2);
@@ -153,7 +153,7 @@ TEST(Elementwise, ClipOptionalBounds) {
 
 TEST(Elementwise, ClipAcceptsBoundsOfAnotherType) {
   OpNode node("Clip", 3);
-  Tensor x = make<Half>(DataType::kFloat16, {3}, {-2, 0.5, 2});
+  Tensor x = make(DataType::kFloat16, {3}, {-2, 0.5, 2});
   EXPECT_EQ(values(node.run({x, f32({}, {-1}), f32({}, {1})})), (std::vector<double>{-1, 0.5, 1}));
 }
 
