@@ -5,6 +5,7 @@
 #include <queue>
 #include <unordered_set>
 
+#include "ir/walk.h"
 #include "support/checked_math.h"
 #include "support/error.h"
 
@@ -178,25 +179,16 @@ namespace {
 // Values of graph `g` read by the subgraphs of node n (at any depth).
 std::vector<const Value*> outer_reads(const Node& n, const Graph& g) {
   std::vector<const Value*> out;
-  std::vector<const Graph*> todo;
-  for (const auto& a : n.attrs) {
-    if (a.g) todo.push_back(a.g.get());
-    for (const auto& sg : a.graphs) todo.push_back(sg.get());
-  }
-  while (!todo.empty()) {
-    const Graph* sg = todo.back();
-    todo.pop_back();
-    for (const auto& sn : sg->nodes()) {
-      for (const Value* v : sn->inputs)
-        if (v && v->owner == &g) out.push_back(v);
-      for (const auto& a : sn->attrs) {
-        if (a.g) todo.push_back(a.g.get());
-        for (const auto& x : a.graphs) todo.push_back(x.get());
-      }
-    }
-    for (const Value* v : sg->outputs)
-      if (v && v->owner == &g) out.push_back(v);
-  }
+  auto note = [&](const Value* v) {
+    if (v && v->owner == &g) out.push_back(v);
+  };
+  for_each_subgraph(n, [&](const Graph& body) {
+    for_each_nested_graph(body, [&](const Graph& sg) {
+      for (const auto& sn : sg.nodes())
+        for (const Value* v : sn->inputs) note(v);
+      for (const Value* v : sg.outputs) note(v);
+    });
+  });
   return out;
 }
 
@@ -239,13 +231,7 @@ void Graph::sort_topologically() {
 
 std::vector<Graph*> Graph::subgraphs() const {
   std::vector<Graph*> out;
-  for (const auto& n : nodes_) {
-    for (const auto& a : n->attrs) {
-      if (a.g) out.push_back(a.g.get());
-      for (const auto& g : a.graphs)
-        if (g) out.push_back(g.get());
-    }
-  }
+  for (const auto& n : nodes_) for_each_subgraph(*n, [&](Graph& g) { out.push_back(&g); });
   return out;
 }
 

@@ -1,6 +1,5 @@
 #include "ir/tensor.h"
 
-#include <atomic>
 #include <complex>
 #include <cstdlib>
 #include <cstring>
@@ -13,7 +12,7 @@
 namespace kiln {
 
 namespace {
-std::atomic<int64_t> g_allocation_cap{limits::kDefaultAllocationCap};
+thread_local int64_t t_allocation_cap = limits::kDefaultAllocationCap;
 
 int64_t checked_numel(const std::vector<int64_t>& dims) {
   KILN_CHECK(dims.size() <= size_t(limits::kMaxRank), ErrorKind::kRuntime,
@@ -28,8 +27,12 @@ struct StringArray {
 };
 }  // namespace
 
-void set_allocation_cap(int64_t bytes) { g_allocation_cap = bytes; }
-int64_t allocation_cap() { return g_allocation_cap; }
+int64_t allocation_cap() { return t_allocation_cap; }
+
+AllocationCapScope::AllocationCapScope(int64_t bytes) : previous_(t_allocation_cap) {
+  if (bytes > 0) t_allocation_cap = bytes;
+}
+AllocationCapScope::~AllocationCapScope() { t_allocation_cap = previous_; }
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
     : dtype_(dtype), dims_(std::move(dims)), numel_(checked_numel(dims_)) {

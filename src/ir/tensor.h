@@ -12,8 +12,23 @@
 namespace kiln {
 
 // Largest single tensor kiln will allocate; requests above it are errors, not out-of-memory kills.
-void set_allocation_cap(int64_t bytes);
+// The cap belongs to whoever runs the model (a Session, the fast engine): it holds an
+// AllocationCapScope while it prepares or runs the model, and every allocation on that thread
+// checks against the innermost scope's cap (limits::kDefaultAllocationCap outside any scope).
+// Thread-local because allocations happen deep inside kernels that know nothing of sessions; a
+// scope restores the previous cap when it ends, so nothing outlives the session that set it.
 int64_t allocation_cap();
+
+class AllocationCapScope {
+ public:
+  explicit AllocationCapScope(int64_t bytes);  // bytes <= 0: keep the cap in force
+  ~AllocationCapScope();
+  AllocationCapScope(const AllocationCapScope&) = delete;
+  AllocationCapScope& operator=(const AllocationCapScope&) = delete;
+
+ private:
+  int64_t previous_;
+};
 
 class Tensor {
  public:

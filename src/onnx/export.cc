@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include "ir/walk.h"
 #include "onnx/normalize.h"
 #include "onnx/proto.h"
 #include "onnx/tensor_proto.h"
@@ -200,14 +201,10 @@ class Exporter {
 
   // Constant values a graph's nodes (or its subgraphs' nodes) read that belong to graph g.
   void collect_outer_constants(const Graph& sub, const Graph& g, std::set<const Value*>& out) {
-    for (const auto& n : sub.nodes()) {
-      for (const Value* v : denormalize(*n).inputs)
+    for_each_nested_node(sub, [&](const Node& n) {
+      for (const Value* v : denormalize(n).inputs)
         if (v && v->owner == &g && v->is_constant()) out.insert(v);
-      for (const auto& a : n->attrs) {
-        if (a.g) collect_outer_constants(*a.g, g, out);
-        for (const auto& x : a.graphs) collect_outer_constants(*x, g, out);
-      }
-    }
+    });
   }
 
   void graph(const Graph& g, onnx::GraphProto& gp) {
@@ -218,10 +215,7 @@ class Exporter {
     std::set<const Value*> used;
     for (const auto& n : g.nodes()) {
       node(*n, *gp.add_node(), used);
-      for (const auto& a : n->attrs) {
-        if (a.g) collect_outer_constants(*a.g, g, used);
-        for (const auto& x : a.graphs) collect_outer_constants(*x, g, used);
-      }
+      for_each_subgraph(*n, [&](const Graph& sg) { collect_outer_constants(sg, g, used); });
     }
     for (const Value* v : g.outputs) {
       value_info(*v, *gp.add_output());

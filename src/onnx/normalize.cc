@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "ir/walk.h"
 #include "support/error.h"
 
 namespace kiln {
@@ -104,13 +105,7 @@ void normalize_node(Node& n) {
 }
 
 void normalize_graph(Graph& g) {
-  for (const auto& n : g.nodes()) {
-    normalize_node(*n);
-    for (auto& a : n->attrs) {
-      if (a.g) normalize_graph(*a.g);
-      for (auto& sg : a.graphs) normalize_graph(*sg);
-    }
-  }
+  for_each_nested_node(g, [](Node& n) { normalize_node(n); });
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "ops/attrs.h"
 
+#include "ops/op.h"
 #include "support/error.h"
 
 namespace kiln {
@@ -12,7 +13,30 @@ const Attribute* get(const Node& n, std::string_view name, AttrKind kind) {
              n.where(), name, attr_kind_name(a->kind), attr_kind_name(kind));
   return a;
 }
+
+// The default the node's schema declares for `name`, of `kind`.
+const Attribute& schema_default(const Node& n, std::string_view name, AttrKind kind) {
+  const OpSchema* s = OpRegistry::global().find(n.domain, n.op_type);
+  const AttrSpec* spec = s ? s->find_attr(name) : nullptr;
+  KILN_ASSERT(spec && spec->kind == kind && spec->default_value,
+              fmt::format("{}attribute '{}' read as {} with the schema's default, which has none",
+                          n.where(), name, attr_kind_name(kind)));
+  return *spec->default_value;
+}
 }  // namespace
+
+int64_t attr_int(const Node& n, std::string_view name) {
+  const Attribute* a = get(n, name, AttrKind::kInt);
+  return a ? a->i : schema_default(n, name, AttrKind::kInt).i;
+}
+float attr_float(const Node& n, std::string_view name) {
+  const Attribute* a = get(n, name, AttrKind::kFloat);
+  return a ? a->f : schema_default(n, name, AttrKind::kFloat).f;
+}
+std::string attr_string(const Node& n, std::string_view name) {
+  const Attribute* a = get(n, name, AttrKind::kString);
+  return a ? a->s : schema_default(n, name, AttrKind::kString).s;
+}
 
 int64_t attr_int(const Node& n, std::string_view name, int64_t dflt) {
   const Attribute* a = get(n, name, AttrKind::kInt);

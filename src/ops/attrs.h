@@ -9,6 +9,8 @@
 
 namespace kiln {
 
+// An absent attribute reads as the default given; a present one of another kind fails (kBadModel,
+// naming the node).
 int64_t attr_int(const Node& n, std::string_view name, int64_t dflt);
 float attr_float(const Node& n, std::string_view name, float dflt);
 std::string attr_string(const Node& n, std::string_view name, std::string dflt);
@@ -16,6 +18,12 @@ std::vector<int64_t> attr_ints(const Node& n, std::string_view name, std::vector
 std::vector<float> attr_floats(const Node& n, std::string_view name, std::vector<float> dflt = {});
 std::vector<std::string> attr_strings(const Node& n, std::string_view name,
                                       std::vector<std::string> dflt = {});
+// The same with ONNX's default, as the op's schema declares it (OpSchema::attr(name, kind,
+// default)): one statement of each default for kernels, inference, passes and the engine alike.
+// Asking for an attribute whose schema gives no default is a bug in kiln (kInternal).
+int64_t attr_int(const Node& n, std::string_view name);
+float attr_float(const Node& n, std::string_view name);
+std::string attr_string(const Node& n, std::string_view name);
 std::optional<int64_t> attr_int_opt(const Node& n, std::string_view name);
 std::optional<float> attr_float_opt(const Node& n, std::string_view name);
 std::optional<std::vector<int64_t>> attr_ints_opt(const Node& n, std::string_view name);

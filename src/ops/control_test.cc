@@ -8,10 +8,14 @@
 
 #include "ir/scalar_types.h"
 #include "ops/op.h"
+#include "ops/op_test_util.h"
 #include "support/error.h"
 
 namespace kiln {
 namespace {
+
+using op_test::OpNode;
+using op_test::values;
 
 using Body = std::function<std::vector<RtValue>(std::vector<RtValue>)>;
 
@@ -22,90 +26,6 @@ struct FakeRunner : SubgraphRunner {
   std::vector<RtValue> run(const Graph& g, std::vector<RtValue> inputs) override {
     ++calls;
     return bodies.at(&g)(std::move(inputs));
-  }
-};
-
-struct Harness {
-  Graph g;
-  Node* n;
-  const OpSchema* schema;
-  std::vector<std::shared_ptr<Graph>> subs;
-
-  Harness(const std::string& op, int inputs, int outputs, int opset = 25, std::string domain = "") {
-    n = g.add_node(op, domain);
-    n->opset = opset;
-    for (int i = 0; i < inputs; ++i) g.set_input(n, i, g.add_value("x" + std::to_string(i)));
-    for (int i = 0; i < outputs; ++i) g.set_output(n, i, g.add_value("y" + std::to_string(i)));
-    schema = OpRegistry::global().find(domain, op);
-    EXPECT_NE(schema, nullptr) << op;
-  }
-  void omit_input(int i) { g.set_input(n, i, nullptr); }
-  Harness& attr_i(const std::string& name, int64_t v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kInt;
-    a.i = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  Harness& attr_f(const std::string& name, float v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kFloat;
-    a.f = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  Harness& attr_s(const std::string& name, const std::string& v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kString;
-    a.s = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  Harness& attr_ints(const std::string& name, std::vector<int64_t> v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kInts;
-    a.ints = std::move(v);
-    n->attrs.push_back(a);
-    return *this;
-  }
-  Harness& attr_strs(const std::string& name, std::vector<std::string> v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kStrings;
-    a.strings = std::move(v);
-    n->attrs.push_back(a);
-    return *this;
-  }
-  Graph* attr_g(const std::string& name) {
-    auto sg = std::make_shared<Graph>(&g);
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kGraph;
-    a.g = sg;
-    n->attrs.push_back(a);
-    subs.push_back(sg);
-    return sg.get();
-  }
-  std::vector<RtValue> run(std::vector<RtValue> in, SubgraphRunner* runner = nullptr) {
-    std::vector<const RtValue*> ptrs;
-    for (auto& v : in) ptrs.push_back(&v);
-    std::vector<RtValue> outs;
-    KernelContext ctx(*n, ptrs, outs, runner);
-    schema->kernel(ctx);
-    return outs;
-  }
-  std::vector<std::optional<TypeInfo>> infer(std::vector<std::optional<TypeInfo>> types,
-                                             InferContext::SubgraphInferFn sub = nullptr) {
-    std::vector<InferContext::Input> in(types.size());
-    for (size_t i = 0; i < types.size(); ++i)
-      if (types[i]) in[i].type = &*types[i];
-    InferContext ctx(*n, in, std::move(sub));
-    schema->infer(ctx);
-    return ctx.outputs();
   }
 };
 
@@ -127,11 +47,6 @@ Tensor boolean(bool b) {
   return t;
 }
 RtValue val(Tensor t) { return RtValue::of(std::move(t)); }
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_f64(i));
-  return v;
-}
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor r(a.dtype(), a.dims());
   for (int64_t i = 0; i < a.numel(); ++i) r.set_f64(i, a.get_f64(i) + b.get_f64(i));
@@ -141,7 +56,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(ControlIf, RunsTheChosenBranch) {
-  Harness h("If", 1, 1);
+  OpNode h("If", 1, 1);
   Graph* then_g = h.attr_g("then_branch");
   Graph* else_g = h.attr_g("else_branch");
   FakeRunner r;
@@ -149,12 +64,12 @@ TEST(ControlIf, RunsTheChosenBranch) {
   r.bodies[else_g] = [](std::vector<RtValue>) {
     return std::vector<RtValue>{val(f32({2}, {2, 2}))};
   };
-  EXPECT_EQ(values(h.run({val(boolean(true))}, &r)[0].tensor), std::vector<double>{1});
-  EXPECT_EQ(values(h.run({val(boolean(false))}, &r)[0].tensor), (std::vector<double>{2, 2}));
+  EXPECT_EQ(values(h.run_values({val(boolean(true))}, &r)[0].tensor), std::vector<double>{1});
+  EXPECT_EQ(values(h.run_values({val(boolean(false))}, &r)[0].tensor), (std::vector<double>{2, 2}));
 }
 
 TEST(ControlIf, InferenceMergesBranches) {
-  Harness h("If", 1, 2);
+  OpNode h("If", 1, 2);
   Graph* then_g = h.attr_g("then_branch");
   h.attr_g("else_branch");
   auto sub = [&](const Graph& g, const std::vector<TypeInfo>&) {
@@ -165,7 +80,7 @@ TEST(ControlIf, InferenceMergesBranches) {
     return std::vector<TypeInfo>{TypeInfo::tensor(DataType::kFloat, Shape{2, 5}),
                                  TypeInfo::sequence(TypeInfo::tensor(DataType::kInt64, Shape{4}))};
   };
-  auto out = h.infer({TypeInfo::tensor(DataType::kBool, Shape{})}, sub);
+  auto out = h.infer({TypeInfo::tensor(DataType::kBool, Shape{})}, {}, sub);
   EXPECT_EQ(out[0]->to_string(), TypeInfo::tensor(DataType::kFloat, Shape{2, Dim()}).to_string());
   EXPECT_EQ(out[1]->kind, TypeInfo::Kind::kSequence);
   EXPECT_EQ(out[1]->inner->to_string(), TypeInfo::tensor(DataType::kInt64, Shape{4}).to_string());
@@ -183,42 +98,42 @@ void loop_body(FakeRunner& r, Graph* body, int64_t stop) {
 }
 
 TEST(ControlLoop, TripCountAndScanOutputs) {
-  Harness h("Loop", 3, 2);
+  OpNode h("Loop", 3, 2);
   Graph* body = h.attr_g("body");
   FakeRunner r;
   loop_body(r, body, 100);
-  auto out = h.run({val(i64(4)), val(boolean(true)), val(f32({2}, {0, 1}))}, &r);
+  auto out = h.run_values({val(i64(4)), val(boolean(true)), val(f32({2}, {0, 1}))}, &r);
   EXPECT_EQ(values(out[0].tensor), (std::vector<double>{6, 7}));  // + 0+1+2+3
   EXPECT_EQ(out[1].tensor.dims(), (std::vector<int64_t>{4, 2}));
   EXPECT_EQ(values(out[1].tensor), (std::vector<double>{0, 1, 1, 2, 3, 4, 6, 7}));
 }
 
 TEST(ControlLoop, ConditionStopsEarlyAndMMayBeOmitted) {
-  Harness h("Loop", 3, 2);
+  OpNode h("Loop", 3, 2);
   h.omit_input(0);
   Graph* body = h.attr_g("body");
   FakeRunner r;
   loop_body(r, body, 2);
-  auto out = h.run({RtValue{}, val(boolean(true)), val(f32({1}, {10}))}, &r);
+  auto out = h.run_values({RtValue{}, val(boolean(true)), val(f32({1}, {10}))}, &r);
   EXPECT_EQ(r.calls, 2);
   EXPECT_EQ(values(out[0].tensor), std::vector<double>{11});
   EXPECT_EQ(out[1].tensor.dims(), (std::vector<int64_t>{2, 1}));
 }
 
 TEST(ControlLoop, ZeroIterations) {
-  Harness h("Loop", 3, 2);
+  OpNode h("Loop", 3, 2);
   Graph* body = h.attr_g("body");
   h.n->outputs[1]->type = TypeInfo::tensor(DataType::kFloat, Shape{Dim(), 3});
   FakeRunner r;
   loop_body(r, body, 5);
-  auto out = h.run({val(i64(0)), val(boolean(true)), val(f32({3}, {1, 2, 3}))}, &r);
+  auto out = h.run_values({val(i64(0)), val(boolean(true)), val(f32({3}, {1, 2, 3}))}, &r);
   EXPECT_EQ(r.calls, 0);
   EXPECT_EQ(values(out[0].tensor), (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(out[1].tensor.dims(), (std::vector<int64_t>{0, 3}));
 }
 
 TEST(ControlLoop, CarriesSequencesAndEmptyOptionals) {
-  Harness h("Loop", 3, 1);
+  OpNode h("Loop", 3, 1);
   Graph* body = h.attr_g("body");
   FakeRunner r;
   r.bodies[body] = [](std::vector<RtValue> in) {
@@ -226,14 +141,14 @@ TEST(ControlLoop, CarriesSequencesAndEmptyOptionals) {
     seq.push_back(i64(in[0].tensor.get_i64(0)));
     return std::vector<RtValue>{in[1], RtValue::of_sequence(seq)};
   };
-  auto out = h.run({val(i64(3)), val(boolean(true)), RtValue{}}, &r);
+  auto out = h.run_values({val(i64(3)), val(boolean(true)), RtValue{}}, &r);
   ASSERT_TRUE(out[0].is_sequence());
   EXPECT_EQ(out[0].sequence.size(), 3u);
   EXPECT_EQ(out[0].sequence[2].get_i64(0), 2);
 }
 
 TEST(ControlLoop, InferenceWidensChangingCarriedShapes) {
-  Harness h("Loop", 3, 2);
+  OpNode h("Loop", 3, 2);
   h.attr_g("body");
   auto sub = [](const Graph&, const std::vector<TypeInfo>& in) {
     // the carried tensor grows by one each iteration
@@ -245,7 +160,7 @@ TEST(ControlLoop, InferenceWidensChangingCarriedShapes) {
   auto out = h.infer(
       {TypeInfo::tensor(DataType::kInt64, Shape{}), TypeInfo::tensor(DataType::kBool, Shape{}),
        TypeInfo::tensor(DataType::kFloat, Shape{1})},
-      sub);
+      {}, sub);
   EXPECT_EQ(out[0]->to_string(), TypeInfo::tensor(DataType::kFloat, Shape{Dim()}).to_string());
   EXPECT_EQ(out[1]->to_string(), TypeInfo::tensor(DataType::kFloat, Shape{Dim(), 7}).to_string());
 }
@@ -259,34 +174,34 @@ void scan_body(FakeRunner& r, Graph* body) {
 }
 
 TEST(ControlScan, AxesAndDirections) {
-  Harness h("Scan", 2, 2, 16);
+  OpNode h("Scan", 2, 2, 16);
   h.attr_i("num_scan_inputs", 1);
-  h.attr_ints("scan_input_axes", {1});
-  h.attr_ints("scan_input_directions", {1});
-  h.attr_ints("scan_output_axes", {-1});
+  h.attr_is("scan_input_axes", {1});
+  h.attr_is("scan_input_directions", {1});
+  h.attr_is("scan_output_axes", {-1});
   Graph* body = h.attr_g("body");
   FakeRunner r;
   scan_body(r, body);
   // x [2, 3]: scanned along axis 1, in reverse: steps x[:,2], x[:,1], x[:,0]
-  auto out = h.run({val(f32({2}, {0, 0})), val(f32({2, 3}, {1, 2, 3, 10, 20, 30}))}, &r);
+  auto out = h.run_values({val(f32({2}, {0, 0})), val(f32({2, 3}, {1, 2, 3, 10, 20, 30}))}, &r);
   EXPECT_EQ(values(out[0].tensor), (std::vector<double>{6, 60}));
   EXPECT_EQ(out[1].tensor.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(values(out[1].tensor), (std::vector<double>{3, 5, 6, 30, 50, 60}));
 }
 
 TEST(ControlScan, ReverseOutputDirection) {
-  Harness h("Scan", 2, 2, 16);
+  OpNode h("Scan", 2, 2, 16);
   h.attr_i("num_scan_inputs", 1);
-  h.attr_ints("scan_output_directions", {1});
+  h.attr_is("scan_output_directions", {1});
   Graph* body = h.attr_g("body");
   FakeRunner r;
   scan_body(r, body);
-  auto out = h.run({val(f32({1}, {0})), val(f32({3, 1}, {1, 2, 3}))}, &r);
+  auto out = h.run_values({val(f32({1}, {0})), val(f32({3, 1}, {1, 2, 3}))}, &r);
   EXPECT_EQ(values(out[1].tensor), (std::vector<double>{6, 3, 1}));
 }
 
 TEST(ControlScan, Opset8Batched) {
-  Harness h("Scan", 3, 2, 8);
+  OpNode h("Scan", 3, 2, 8);
   h.omit_input(0);
   h.attr_i("num_scan_inputs", 1);
   Graph* body = h.attr_g("body");
@@ -294,19 +209,19 @@ TEST(ControlScan, Opset8Batched) {
   scan_body(r, body);
   // batch 2, seq 3, item [1]
   auto out =
-      h.run({RtValue{}, val(f32({2, 1}, {0, 100})), val(f32({2, 3, 1}, {1, 2, 3, 4, 5, 6}))}, &r);
+      h.run_values({RtValue{}, val(f32({2, 1}, {0, 100})), val(f32({2, 3, 1}, {1, 2, 3, 4, 5, 6}))}, &r);
   EXPECT_EQ(values(out[0].tensor), (std::vector<double>{6, 115}));
   EXPECT_EQ(out[1].tensor.dims(), (std::vector<int64_t>{2, 3, 1}));
   EXPECT_EQ(values(out[1].tensor), (std::vector<double>{1, 3, 6, 104, 109, 115}));
 }
 
 TEST(ControlScan, Opset8SequenceLens) {
-  Harness h("Scan", 3, 2, 8);
+  OpNode h("Scan", 3, 2, 8);
   h.attr_i("num_scan_inputs", 1);
   Graph* body = h.attr_g("body");
   FakeRunner r;
   scan_body(r, body);
-  auto out = h.run(
+  auto out = h.run_values(
       {val(i64s({2}, {2, 3})), val(f32({2, 1}, {0, 0})), val(f32({2, 3, 1}, {1, 2, 3, 4, 5, 6}))},
       &r);
   EXPECT_EQ(values(out[0].tensor), (std::vector<double>{3, 15}));
@@ -314,10 +229,10 @@ TEST(ControlScan, Opset8SequenceLens) {
 }
 
 TEST(ControlScan, Inference) {
-  Harness h("Scan", 2, 2, 16);
+  OpNode h("Scan", 2, 2, 16);
   h.attr_i("num_scan_inputs", 1);
-  h.attr_ints("scan_input_axes", {1});
-  h.attr_ints("scan_output_axes", {1});
+  h.attr_is("scan_input_axes", {1});
+  h.attr_is("scan_output_axes", {1});
   h.attr_g("body");
   std::vector<TypeInfo> seen;
   auto sub = [&](const Graph&, const std::vector<TypeInfo>& in) {
@@ -326,7 +241,7 @@ TEST(ControlScan, Inference) {
   };
   auto out = h.infer({TypeInfo::tensor(DataType::kFloat, Shape{2}),
                       TypeInfo::tensor(DataType::kFloat, Shape{2, Dim::symbol("T")})},
-                     sub);
+                     {}, sub);
   EXPECT_EQ(seen[1].to_string(), TypeInfo::tensor(DataType::kFloat, Shape{2}).to_string());
   EXPECT_EQ(out[1]->to_string(),
             TypeInfo::tensor(DataType::kFloat, Shape{4, Dim::symbol("T"), 5}).to_string());
@@ -335,82 +250,82 @@ TEST(ControlScan, Inference) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(ControlSequence, ConstructInsertAtEraseLength) {
-  Harness c("SequenceConstruct", 2, 1);
-  auto seq = c.run({val(f32({1}, {1})), val(f32({2}, {2, 3}))})[0];
+  OpNode c("SequenceConstruct", 2, 1);
+  auto seq = c.run_values({val(f32({1}, {1})), val(f32({2}, {2, 3}))})[0];
   ASSERT_TRUE(seq.is_sequence());
-  Harness ins("SequenceInsert", 3, 1);
-  seq = ins.run({seq, val(f32({1}, {9})), val(i64(-1))})[0];  // before the last
+  OpNode ins("SequenceInsert", 3, 1);
+  seq = ins.run_values({seq, val(f32({1}, {9})), val(i64(-1))})[0];  // before the last
   ASSERT_EQ(seq.sequence.size(), 3u);
   EXPECT_EQ(values(seq.sequence[1]), std::vector<double>{9});
-  Harness at("SequenceAt", 2, 1);
-  EXPECT_EQ(values(at.run({seq, val(i64(-1))})[0].tensor), (std::vector<double>{2, 3}));
-  EXPECT_THROW(at.run({seq, val(i64(3))}), Error);
-  Harness er("SequenceErase", 2, 1);
+  OpNode at("SequenceAt", 2, 1);
+  EXPECT_EQ(values(at.run_values({seq, val(i64(-1))})[0].tensor), (std::vector<double>{2, 3}));
+  EXPECT_THROW(at.run_values({seq, val(i64(3))}), Error);
+  OpNode er("SequenceErase", 2, 1);
   er.omit_input(1);
-  auto shorter = er.run({seq, RtValue{}})[0];
+  auto shorter = er.run_values({seq, RtValue{}})[0];
   EXPECT_EQ(shorter.sequence.size(), 2u);
-  Harness len("SequenceLength", 1, 1);
-  EXPECT_EQ(len.run({shorter})[0].tensor.get_i64(0), 2);
-  Harness empty("SequenceEmpty", 0, 1);
-  EXPECT_TRUE(empty.run({})[0].is_sequence());
-  EXPECT_THROW(ins.run({seq, val(i64(1)), val(i64(0))}), Error);  // int64 into floats
+  OpNode len("SequenceLength", 1, 1);
+  EXPECT_EQ(len.run_values({shorter})[0].tensor.get_i64(0), 2);
+  OpNode empty("SequenceEmpty", 0, 1);
+  EXPECT_TRUE(empty.run_values({})[0].is_sequence());
+  EXPECT_THROW(ins.run_values({seq, val(i64(1)), val(i64(0))}), Error);  // int64 into floats
 }
 
 TEST(ControlSequence, SplitAndConcat) {
-  Harness sp("SplitToSequence", 2, 1);
+  OpNode sp("SplitToSequence", 2, 1);
   sp.attr_i("axis", 1);
   Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
-  auto seq = sp.run({val(x), val(i64(2))})[0];
+  auto seq = sp.run_values({val(x), val(i64(2))})[0];
   ASSERT_EQ(seq.sequence.size(), 2u);
   EXPECT_EQ(seq.sequence[0].dims(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(values(seq.sequence[1]), (std::vector<double>{3, 6}));
-  Harness sp2("SplitToSequence", 1, 1);
+  OpNode sp2("SplitToSequence", 1, 1);
   sp2.attr_i("keepdims", 0);
-  auto rows = sp2.run({val(x)})[0];
+  auto rows = sp2.run_values({val(x)})[0];
   ASSERT_EQ(rows.sequence.size(), 2u);
   EXPECT_EQ(rows.sequence[0].dims(), (std::vector<int64_t>{3}));
 
-  Harness cc("ConcatFromSequence", 1, 1);
+  OpNode cc("ConcatFromSequence", 1, 1);
   cc.attr_i("axis", -1);
-  Tensor back = cc.run({seq})[0].tensor;
+  Tensor back = cc.run_values({seq})[0].tensor;
   EXPECT_EQ(back.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(values(back), values(x));
-  Harness st("ConcatFromSequence", 1, 1);
+  OpNode st("ConcatFromSequence", 1, 1);
   st.attr_i("axis", -1).attr_i("new_axis", 1);
-  Tensor stacked = st.run({rows})[0].tensor;
+  Tensor stacked = st.run_values({rows})[0].tensor;
   EXPECT_EQ(stacked.dims(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(values(stacked), (std::vector<double>{1, 4, 2, 5, 3, 6}));
 }
 
 TEST(ControlSequence, Map) {
-  Harness h("SequenceMap", 2, 1);
+  OpNode h("SequenceMap", 2, 1);
   Graph* body = h.attr_g("body");
   FakeRunner r;
   r.bodies[body] = [](std::vector<RtValue> in) {
     return std::vector<RtValue>{val(add(in[0].tensor, in[1].tensor))};
   };
   auto seq = RtValue::of_sequence({f32({2}, {1, 2}), f32({2}, {3, 4})});
-  auto out = h.run({seq, val(f32({2}, {10, 20}))}, &r)[0];
+  auto out = h.run_values({seq, val(f32({2}, {10, 20}))}, &r)[0];
   ASSERT_EQ(out.sequence.size(), 2u);
   EXPECT_EQ(values(out.sequence[1]), (std::vector<double>{13, 24}));
 }
 
 TEST(ControlOptional, HasAndGet) {
-  Harness has("OptionalHasElement", 1, 1);
-  EXPECT_FALSE(has.run({RtValue{}})[0].tensor.data<bool>()[0]);
-  EXPECT_TRUE(has.run({val(f32({1}, {1}))})[0].tensor.data<bool>()[0]);
-  Harness none("OptionalHasElement", 0, 1);
-  EXPECT_FALSE(none.run({})[0].tensor.data<bool>()[0]);
-  Harness get("OptionalGetElement", 1, 1);
-  EXPECT_THROW(get.run({RtValue{}}), Error);
-  EXPECT_TRUE(get.run({RtValue::of_sequence({})})[0].is_sequence());
-  Harness opt("Optional", 0, 1);
+  OpNode has("OptionalHasElement", 1, 1);
+  EXPECT_FALSE(has.run_values({RtValue{}})[0].tensor.data<bool>()[0]);
+  EXPECT_TRUE(has.run_values({val(f32({1}, {1}))})[0].tensor.data<bool>()[0]);
+  OpNode none("OptionalHasElement", 0, 1);
+  EXPECT_FALSE(none.run_values({})[0].tensor.data<bool>()[0]);
+  OpNode get("OptionalGetElement", 1, 1);
+  EXPECT_THROW(get.run_values({RtValue{}}), Error);
+  EXPECT_TRUE(get.run_values({RtValue::of_sequence({})})[0].is_sequence());
+  OpNode opt("Optional", 0, 1);
   Attribute a;
   a.name = "type";
   a.kind = AttrKind::kTypeProto;
   a.tp = TypeInfo::tensor(DataType::kFloat);
   opt.n->attrs.push_back(a);
-  EXPECT_TRUE(opt.run({})[0].is_none());
+  EXPECT_TRUE(opt.run_values({})[0].is_none());
   auto t = opt.infer({});
   EXPECT_EQ(t[0]->kind, TypeInfo::Kind::kOptional);
 }
@@ -419,11 +334,11 @@ TEST(ControlOptional, HasAndGet) {
 
 TEST(ControlRnn, LstmZeroWeights) {
   // All weights zero: i = f = o = 0.5, c~ = 0, so C = 0.5 C0 and H = 0.5 tanh(C).
-  Harness h("LSTM", 7, 3, 22);
+  OpNode h("LSTM", 7, 3, 22);
   h.attr_i("hidden_size", 1);
   h.omit_input(3);
   h.omit_input(4);
-  auto out = h.run({val(f32({1, 1, 1}, {5})), val(f32({1, 4, 1}, {0, 0, 0, 0})),
+  auto out = h.run_values({val(f32({1, 1, 1}, {5})), val(f32({1, 4, 1}, {0, 0, 0, 0})),
                     val(f32({1, 4, 1}, {0, 0, 0, 0})), RtValue{}, RtValue{},
                     val(f32({1, 1, 1}, {0})), val(f32({1, 1, 1}, {1}))});
   EXPECT_NEAR(out[2].tensor.get_f64(0), 0.5, 1e-6);
@@ -433,13 +348,13 @@ TEST(ControlRnn, LstmZeroWeights) {
 
 TEST(ControlRnn, BidirectionalWithSequenceLens) {
   // RNN with Relu, identity-like weights: H_t = relu(x_t + H_{t-1}): running sums.
-  Harness h("RNN", 5, 2, 22);
+  OpNode h("RNN", 5, 2, 22);
   h.attr_i("hidden_size", 1).attr_s("direction", "bidirectional");
-  h.attr_strs("activations", {"Relu", "Relu"});
+  h.attr_ss("activations", {"Relu", "Relu"});
   h.omit_input(3);
   // X [seq 3, batch 2, input 1]
   Tensor x = f32({3, 2, 1}, {1, 10, 2, 20, 3, 30});
-  auto out = h.run({val(x), val(f32({2, 1, 1}, {1, 1})), val(f32({2, 1, 1}, {1, 1})), RtValue{},
+  auto out = h.run_values({val(x), val(f32({2, 1, 1}, {1, 1})), val(f32({2, 1, 1}, {1, 1})), RtValue{},
                     val(i64s({2}, {3, 2}))});
   const Tensor& y = out[0].tensor;  // [3, 2, 2, 1]
   ASSERT_EQ(y.dims(), (std::vector<int64_t>{3, 2, 2, 1}));
@@ -456,7 +371,7 @@ TEST(ControlRnn, BidirectionalWithSequenceLens) {
 }
 
 TEST(ControlRnn, GruLayoutAndInference) {
-  Harness h("GRU", 3, 2, 22);
+  OpNode h("GRU", 3, 2, 22);
   h.attr_i("hidden_size", 2).attr_i("layout", 1);
   auto t = h.infer({TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("B"), 5, 3}),
                     TypeInfo::tensor(DataType::kFloat, Shape{1, 6, 3}),
@@ -466,7 +381,7 @@ TEST(ControlRnn, GruLayoutAndInference) {
   EXPECT_EQ(t[1]->to_string(),
             TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("B"), 1, 2}).to_string());
   // zero weights: z = 0.5, h~ = 0, H = 0.5 H0 = 0
-  auto out = h.run({val(f32({1, 2, 3}, {1, 2, 3, 4, 5, 6})),
+  auto out = h.run_values({val(f32({1, 2, 3}, {1, 2, 3, 4, 5, 6})),
                     val(f32({1, 6, 3}, std::vector<double>(18, 0))),
                     val(f32({1, 6, 2}, std::vector<double>(12, 0)))});
   EXPECT_EQ(out[0].tensor.dims(), (std::vector<int64_t>{1, 2, 1, 2}));

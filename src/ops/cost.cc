@@ -176,7 +176,7 @@ void apply_rule(const Node& n, CostRule rule, const Operands& x, NodeCost& c) {
     case CostKind::kConvTranspose: c.macs = x.in_numel(0) * x.in_dims_from(1, 1); break;
     case CostKind::kMatMul: c.macs = x.out_numel(0) * x.in_dim(0, -1); break;
     case CostKind::kGemm:
-      c.macs = x.out_numel(0) * x.in_dim(0, attr_int(n, "transA", 0) ? 0 : 1);
+      c.macs = x.out_numel(0) * x.in_dim(0, attr_int(n, "transA") ? 0 : 1);
       if (n.has_input(2)) c.flops = x.out_numel(0);
       break;
     case CostKind::kAttention: {

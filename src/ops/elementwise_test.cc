@@ -6,82 +6,25 @@
 
 #include "ir/scalar_types.h"
 #include "ops/op.h"
+#include "ops/op_test_util.h"
 #include "support/error.h"
 
 namespace kiln {
 namespace {
 
-// One node in its own graph, run through its schema's kernel or shape inference.
-struct OneNode {
-  Graph g;
-  Node* n;
-  const OpSchema* schema;
+using op_test::OpNode;
+using op_test::make;
+using op_test::values;
 
-  OneNode(const std::string& op, int inputs, int opset = 25, int outputs = 1) {
-    n = g.add_node(op);
-    n->opset = opset;
-    for (int i = 0; i < inputs; ++i) g.set_input(n, i, g.add_value("x" + std::to_string(i)));
-    for (int i = 0; i < outputs; ++i) g.set_output(n, i, g.add_value("y" + std::to_string(i)));
-    schema = OpRegistry::global().find("", op);
-    EXPECT_NE(schema, nullptr) << op;
-  }
-  OneNode& attr_i(const std::string& name, int64_t v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kInt;
-    a.i = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  OneNode& attr_f(const std::string& name, float v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kFloat;
-    a.f = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  OneNode& attr_s(const std::string& name, const std::string& v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kString;
-    a.s = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  Tensor run(std::vector<Tensor> in) {
-    std::vector<RtValue> vals;
-    for (auto& t : in) vals.push_back(t.defined() ? RtValue::of(t) : RtValue{});
-    std::vector<const RtValue*> ptrs;
-    for (auto& v : vals) ptrs.push_back(&v);
-    std::vector<RtValue> outs;
-    KernelContext ctx(*n, ptrs, outs, nullptr);
-    schema->kernel(ctx);
-    return outs.at(0).tensor;
-  }
-};
-
-template <typename T>
-Tensor make(DataType dt, std::vector<int64_t> dims, std::vector<double> v) {
-  Tensor t(dt, std::move(dims));
-  EXPECT_EQ(t.numel(), static_cast<int64_t>(v.size()));
-  for (size_t i = 0; i < v.size(); ++i) t.set_f64(static_cast<int64_t>(i), v[i]);
-  return t;
-}
 using Dims = std::vector<int64_t>;
 using Vals = std::vector<double>;
-Tensor f32(Dims d, Vals v) { return make<float>(DataType::kFloat, std::move(d), std::move(v)); }
-Tensor i32(Dims d, Vals v) { return make<int32_t>(DataType::kInt32, std::move(d), std::move(v)); }
-Tensor i64(Dims d, Vals v) { return make<int64_t>(DataType::kInt64, std::move(d), std::move(v)); }
+Tensor f32(Dims d, Vals v) { return make(DataType::kFloat, std::move(d), std::move(v)); }
+Tensor i32(Dims d, Vals v) { return make(DataType::kInt32, std::move(d), std::move(v)); }
+Tensor i64(Dims d, Vals v) { return make(DataType::kInt64, std::move(d), std::move(v)); }
 
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_f64(i));
-  return v;
-}
 
 TEST(Elementwise, AddBroadcasts) {
-  OneNode node("Add", 2);
+  OpNode node("Add", 2);
   Tensor y = node.run({f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3}, {10, 20, 30})});
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(values(y), (std::vector<double>{11, 22, 33, 14, 25, 36}));
@@ -90,46 +33,46 @@ TEST(Elementwise, AddBroadcasts) {
 }
 
 TEST(Elementwise, AddWrapsIntegers) {
-  OneNode node("Add", 2);
-  Tensor a = make<int8_t>(DataType::kInt8, {2}, {127, -128});
-  Tensor b = make<int8_t>(DataType::kInt8, {2}, {1, -1});
+  OpNode node("Add", 2);
+  Tensor a = make(DataType::kInt8, {2}, {127, -128});
+  Tensor b = make(DataType::kInt8, {2}, {1, -1});
   EXPECT_EQ(values(node.run({a, b})), (std::vector<double>{-128, 127}));
 }
 
 TEST(Elementwise, AddRejectsMismatchedShapes) {
-  OneNode node("Add", 2);
+  OpNode node("Add", 2);
   EXPECT_THROW(node.run({f32({2}, {1, 2}), f32({3}, {1, 2, 3})}), Error);
 }
 
 TEST(Elementwise, LegacyBroadcastAxis) {
-  OneNode node("Add", 2, 6);
+  OpNode node("Add", 2, 1, 6);
   node.attr_i("broadcast", 1).attr_i("axis", 0);
   Tensor y = node.run({f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {10, 20})});
   EXPECT_EQ(values(y), (std::vector<double>{11, 12, 13, 24, 25, 26}));
 }
 
 TEST(Elementwise, IntegerDivisionTruncatesAndFailsOnZero) {
-  OneNode node("Div", 2);
+  OpNode node("Div", 2);
   EXPECT_EQ(values(node.run({i32({4}, {-3, 3, -3, 3}), i32({4}, {2, 2, -2, -2})})),
             (std::vector<double>{-1, 1, 1, -1}));
   EXPECT_THROW(node.run({i32({2}, {1, 2}), i32({2}, {1, 0})}), Error);
-  Tensor m = make<int32_t>(DataType::kInt32, {1}, {double(std::numeric_limits<int32_t>::min())});
+  Tensor m = make(DataType::kInt32, {1}, {double(std::numeric_limits<int32_t>::min())});
   EXPECT_EQ(node.run({m, i32({1}, {-1})}).data<int32_t>()[0], std::numeric_limits<int32_t>::min());
 }
 
 TEST(Elementwise, ModFollowsSignRules) {
-  OneNode py("Mod", 2);
+  OpNode py("Mod", 2);
   Tensor a = i32({6}, {-4, 7, 5, 4, -7, 8});
   Tensor b = i32({6}, {2, -3, 8, -2, 3, 5});
   EXPECT_EQ(values(py.run({a, b})), (std::vector<double>{0, -2, 5, 0, 2, 3}));
-  OneNode c("Mod", 2);
+  OpNode c("Mod", 2);
   c.attr_i("fmod", 1);
   EXPECT_EQ(values(c.run({a, b})), (std::vector<double>{0, 1, 5, 0, -1, 3}));
   EXPECT_THROW(py.run({i32({1}, {3}), i32({1}, {0})}), Error);
 }
 
 TEST(Elementwise, PowMixedTypes) {
-  OneNode node("Pow", 2);
+  OpNode node("Pow", 2);
   EXPECT_EQ(values(node.run({i64({3}, {1, 2, 3}), f32({3}, {4, 5, 6})})),
             (std::vector<double>{1, 32, 729}));
   EXPECT_EQ(values(node.run({f32({2}, {2, 9}), i64({2}, {3, -1})}))[0], 8);
@@ -138,30 +81,30 @@ TEST(Elementwise, PowMixedTypes) {
 }
 
 TEST(Elementwise, UnaryMathAndActivations) {
-  OneNode relu("Relu", 1);
+  OpNode relu("Relu", 1);
   EXPECT_EQ(values(relu.run({f32({3}, {-1, 0, 2})})), (std::vector<double>{0, 0, 2}));
-  OneNode round("Round", 1);
+  OpNode round("Round", 1);
   EXPECT_EQ(values(round.run({f32({4}, {0.5, 1.5, 2.5, -0.5})})), (Vals{0, 2, 2, -0.0}));
-  OneNode leaky("LeakyRelu", 1);
+  OpNode leaky("LeakyRelu", 1);
   leaky.attr_f("alpha", 0.5f);
   EXPECT_EQ(values(leaky.run({f32({2}, {-2, 2})})), (std::vector<double>{-1, 2}));
-  OneNode gelu("Gelu", 1);
+  OpNode gelu("Gelu", 1);
   gelu.attr_s("approximate", "tanh");
   EXPECT_NEAR(values(gelu.run({f32({1}, {1.0})}))[0], 0.841192, 1e-5);
-  OneNode sig("Sigmoid", 1);
+  OpNode sig("Sigmoid", 1);
   auto s = values(sig.run({f32({3}, {-100, 0, 100})}));
   EXPECT_NEAR(s[0], 0, 1e-30);
   EXPECT_EQ(s[1], 0.5);
   EXPECT_EQ(s[2], 1);
-  OneNode abs("Abs", 1);
+  OpNode abs("Abs", 1);
   EXPECT_EQ(values(abs.run({i32({2}, {-5, 5})})), (std::vector<double>{5, 5}));
-  OneNode sign("Sign", 1);
+  OpNode sign("Sign", 1);
   EXPECT_EQ(values(sign.run({f32({3}, {-3, 0, 7})})), (std::vector<double>{-1, 0, 1}));
 }
 
 TEST(Elementwise, HalfComputesInFloat) {
-  OneNode node("Sqrt", 1);
-  Tensor x = make<Half>(DataType::kFloat16, {2}, {4, 2});
+  OpNode node("Sqrt", 1);
+  Tensor x = make(DataType::kFloat16, {2}, {4, 2});
   Tensor y = node.run({x});
   EXPECT_EQ(y.dtype(), DataType::kFloat16);
   EXPECT_EQ(values(y)[0], 2);
@@ -169,11 +112,11 @@ TEST(Elementwise, HalfComputesInFloat) {
 }
 
 TEST(Elementwise, CompareAndLogic) {
-  OneNode less("Less", 2);
+  OpNode less("Less", 2);
   Tensor y = less.run({f32({3}, {1, 2, 3}), f32({}, {2})});
   EXPECT_EQ(y.dtype(), DataType::kBool);
   EXPECT_EQ(values(y), (std::vector<double>{1, 0, 0}));
-  OneNode eq("Equal", 2);
+  OpNode eq("Equal", 2);
   Tensor s1(DataType::kString, {2}), s2(DataType::kString, {});
   s1.strings()[0] = "a";
   s1.strings()[1] = "b";
@@ -182,53 +125,53 @@ TEST(Elementwise, CompareAndLogic) {
 }
 
 TEST(Elementwise, WhereBroadcastsAllThree) {
-  OneNode node("Where", 3);
-  Tensor c = make<bool>(DataType::kBool, {2, 1}, {1, 0});
+  OpNode node("Where", 3);
+  Tensor c = make(DataType::kBool, {2, 1}, {1, 0});
   Tensor y = node.run({c, f32({3}, {1, 2, 3}), f32({}, {-1})});
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(values(y), (std::vector<double>{1, 2, 3, -1, -1, -1}));
 }
 
 TEST(Elementwise, VariadicOps) {
-  OneNode max("Max", 3);
+  OpNode max("Max", 3);
   EXPECT_EQ(values(max.run({f32({3}, {1, 5, 3}), f32({}, {2}), f32({1, 3}, {0, 0, 4})})),
             (std::vector<double>{2, 5, 4}));
-  OneNode mean("Mean", 2);
+  OpNode mean("Mean", 2);
   EXPECT_EQ(values(mean.run({f32({2}, {1, 2}), f32({2}, {3, 6})})), (std::vector<double>{2, 4}));
-  OneNode sum("Sum", 1);
+  OpNode sum("Sum", 1);
   EXPECT_EQ(values(sum.run({f32({2}, {1, 2})})), (std::vector<double>{1, 2}));
 }
 
 TEST(Elementwise, ClipOptionalBounds) {
-  OneNode node("Clip", 3);
-  Tensor x = make<int8_t>(DataType::kInt8, {3}, {-100, 0, 100});
-  EXPECT_EQ(values(node.run({x, Tensor(), make<int8_t>(DataType::kInt8, {}, {50})})),
+  OpNode node("Clip", 3);
+  Tensor x = make(DataType::kInt8, {3}, {-100, 0, 100});
+  EXPECT_EQ(values(node.run({x, Tensor(), make(DataType::kInt8, {}, {50})})),
             (std::vector<double>{-100, 0, 50}));
   EXPECT_EQ(values(node.run({f32({3}, {-2, 0, 2}), f32({}, {1}), f32({}, {0})})),
             (std::vector<double>{0, 0, 0}));  // min > max: everything is max
 }
 
 TEST(Elementwise, ClipAcceptsBoundsOfAnotherType) {
-  OneNode node("Clip", 3);
-  Tensor x = make<Half>(DataType::kFloat16, {3}, {-2, 0.5, 2});
+  OpNode node("Clip", 3);
+  Tensor x = make(DataType::kFloat16, {3}, {-2, 0.5, 2});
   EXPECT_EQ(values(node.run({x, f32({}, {-1}), f32({}, {1})})), (std::vector<double>{-1, 0.5, 1}));
 }
 
 TEST(Elementwise, LegacyPReluSlopeAlongChannels) {
-  OneNode node("PRelu", 2, 6);
+  OpNode node("PRelu", 2, 1, 6);
   Tensor x = f32({1, 2, 2}, {-1, -1, -1, 1});
   EXPECT_EQ(values(node.run({x, f32({2}, {0.5, 2})})), (std::vector<double>{-0.5, -0.5, -2, 1}));
 }
 
 TEST(Elementwise, CastNumbers) {
-  OneNode node("Cast", 1);
+  OpNode node("Cast", 1);
   node.attr_i("to", static_cast<int>(DataType::kInt4));
   Tensor y = node.run({f32({4}, {-9, 7, 8, 2.7})});
   EXPECT_EQ(values(y), (std::vector<double>{7, 7, -8, 2}));
-  OneNode toi("Cast", 1);
+  OpNode toi("Cast", 1);
   toi.attr_i("to", static_cast<int>(DataType::kInt32));
   EXPECT_EQ(values(toi.run({f32({3}, {-2.7, 2.7, NAN})}))[0], -2);
-  OneNode e8("Cast", 1);
+  OpNode e8("Cast", 1);
   e8.attr_i("to", static_cast<int>(DataType::kFloat8E8M0));
   Tensor e = e8.run({f32({4}, {0.124, 1.1, 2, 0})});
   EXPECT_EQ(e.data<uint8_t>()[0], 124);
@@ -238,7 +181,7 @@ TEST(Elementwise, CastNumbers) {
 }
 
 TEST(Elementwise, CastStrings) {
-  OneNode tos("Cast", 1);
+  OpNode tos("Cast", 1);
   tos.attr_i("to", static_cast<int>(DataType::kString));
   Tensor s = tos.run({f32({6}, {1, 0.1, 1e-5, 1e20, -INFINITY, 123456})});
   EXPECT_EQ(s.strings()[0], "1.0");
@@ -247,11 +190,11 @@ TEST(Elementwise, CastStrings) {
   EXPECT_EQ(s.strings()[3], "1e+20");
   EXPECT_EQ(s.strings()[4], "-inf");
   EXPECT_EQ(s.strings()[5], "123456.0");
-  OneNode fromi("Cast", 1);
+  OpNode fromi("Cast", 1);
   fromi.attr_i("to", static_cast<int>(DataType::kString));
   EXPECT_EQ(fromi.run({i64({1}, {-42})}).strings()[0], "-42");
 
-  OneNode tof("Cast", 1);
+  OpNode tof("Cast", 1);
   tof.attr_i("to", static_cast<int>(DataType::kFloat));
   Tensor in(DataType::kString, {4});
   in.strings()[0] = "3.5";
@@ -263,7 +206,7 @@ TEST(Elementwise, CastStrings) {
   EXPECT_TRUE(std::isinf(v[1]) && v[1] > 0);
   EXPECT_TRUE(std::isnan(v[2]));
   EXPECT_NEAR(v[3], 1e-5, 1e-12);
-  OneNode toint("Cast", 1);
+  OpNode toint("Cast", 1);
   toint.attr_i("to", static_cast<int>(DataType::kInt64));
   Tensor big(DataType::kString, {2});
   big.strings()[0] = "9007199254740993";
@@ -277,11 +220,11 @@ TEST(Elementwise, CastStrings) {
 }
 
 TEST(Elementwise, BitCast) {
-  OneNode node("BitCast", 1);
+  OpNode node("BitCast", 1);
   node.attr_i("to", static_cast<int>(DataType::kInt32));
   Tensor y = node.run({f32({1}, {1.0})});
   EXPECT_EQ(y.data<int32_t>()[0], 0x3f800000);
-  OneNode bad("BitCast", 1);
+  OpNode bad("BitCast", 1);
   bad.attr_i("to", static_cast<int>(DataType::kInt64));
   EXPECT_THROW(bad.run({f32({1}, {1.0})}), Error);
 }
@@ -292,14 +235,14 @@ struct Inferred {
   std::vector<std::optional<std::vector<Dim>>> values;
 };
 
-Inferred infer(OneNode& node, std::vector<InferContext::Input> inputs) {
+Inferred infer(OpNode& node, std::vector<InferContext::Input> inputs) {
   InferContext ctx(*node.n, std::move(inputs), nullptr);
   node.schema->infer(ctx);
   return {ctx.outputs(), ctx.output_values()};
 }
 
 TEST(ElementwiseInfer, BroadcastWithSymbols) {
-  OneNode node("Add", 2);
+  OpNode node("Add", 2);
   TypeInfo a = TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("batch"), 1, 4});
   TypeInfo b = TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("seq"), 1});
   auto r = infer(node, {{&a}, {&b}});
@@ -308,7 +251,7 @@ TEST(ElementwiseInfer, BroadcastWithSymbols) {
 }
 
 TEST(ElementwiseInfer, MulPropagatesDims) {
-  OneNode node("Mul", 2);
+  OpNode node("Mul", 2);
   TypeInfo t = TypeInfo::tensor(DataType::kInt64, Shape{2});
   std::vector<Dim> dims{Dim::symbol("batch"), 3};
   Tensor two = Tensor::from_int64s(std::vector<int64_t>{2});
@@ -321,7 +264,7 @@ TEST(ElementwiseInfer, MulPropagatesDims) {
 
 TEST(ElementwiseInfer, EqualWhereAgainstMinusOne) {
   // Where(Equal(shape, -1), 1, shape): a symbolic dim is never -1.
-  OneNode eq("Equal", 2);
+  OpNode eq("Equal", 2);
   TypeInfo t = TypeInfo::tensor(DataType::kInt64, Shape{2});
   std::vector<Dim> dims{Dim::symbol("n"), 5};
   Tensor minus1 = Tensor::from_int64s(std::vector<int64_t>{-1, -1});
@@ -330,7 +273,7 @@ TEST(ElementwiseInfer, EqualWhereAgainstMinusOne) {
   EXPECT_EQ((*r.values[0])[0].value(), 0);
   EXPECT_EQ((*r.values[0])[1].value(), 0);
 
-  OneNode where("Where", 3);
+  OpNode where("Where", 3);
   TypeInfo tb = TypeInfo::tensor(DataType::kBool, Shape{2});
   Tensor ones = Tensor::from_int64s(std::vector<int64_t>{1, 1});
   auto w = infer(where,
@@ -341,7 +284,7 @@ TEST(ElementwiseInfer, EqualWhereAgainstMinusOne) {
 }
 
 TEST(ElementwiseInfer, CastKeepsDims) {
-  OneNode node("Cast", 1);
+  OpNode node("Cast", 1);
   node.attr_i("to", static_cast<int>(DataType::kInt32));
   TypeInfo t = TypeInfo::tensor(DataType::kInt64, Shape{1});
   std::vector<Dim> dims{Dim::symbol("seq")};
@@ -352,7 +295,7 @@ TEST(ElementwiseInfer, CastKeepsDims) {
 }
 
 TEST(ElementwiseInfer, DivOfSymbol) {
-  OneNode node("Div", 2);
+  OpNode node("Div", 2);
   TypeInfo t = TypeInfo::tensor(DataType::kInt64, Shape{});
   std::vector<Dim> dims{Dim::symbol("seq") * Dim(4)};
   Tensor two = Tensor::from_int64s(std::vector<int64_t>{2});

@@ -52,14 +52,14 @@ OpSchema& unary(OpRegistry& r, const char* name, int since, F f,
                 std::initializer_list<FloatAttr> attrs = {}) {
   std::vector<FloatAttr> av(attrs);
   auto& s = r.add("", name).versions(since).inputs(1, 1).outputs(1, 1);
-  for (const auto& a : av) s.attr(a.name, AttrKind::kFloat);
+  for (const auto& a : av) s.attr(a.name, AttrKind::kFloat, a.dflt);
   if (since == 1) s.attr("consumed_inputs", AttrKind::kInts);  // opset < 6 form
   s.shape([](InferContext& ctx) { infer_same_as_input(ctx); });
   s.run([av, f](KernelContext& ctx) {
     Params p;
     float* slots[2] = {&p.a, &p.b};
     for (size_t k = 0; k < av.size() && k < 2; ++k)
-      *slots[k] = attr_float(ctx.node(), av[k].name, av[k].dflt);
+      *slots[k] = attr_float(ctx.node(), av[k].name);
     const Tensor& x = ctx.input(0);
     Tensor y(x.dtype(), x.dims());
     visit_in(Types{}, ctx.node(), x.dtype(), [&]<typename T>() {
@@ -164,10 +164,10 @@ void register_activations(OpRegistry& r) {
       .versions(20)
       .inputs(1, 1)
       .outputs(1, 1)
-      .attr("approximate", AttrKind::kString)
+      .attr("approximate", AttrKind::kString, "none")
       .shape([](InferContext& ctx) { infer_same_as_input(ctx); })
       .run([](KernelContext& ctx) {
-        const std::string mode = attr_string(ctx.node(), "approximate", "none");
+        const std::string mode = attr_string(ctx.node(), "approximate");
         if (mode != "none" && mode != "tanh")
           ctx.fail_here("approximate must be 'none' or 'tanh', got '" + mode + "'");
         const Tensor& x = ctx.input(0);

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ir/walk.h"
 #include "ops/op.h"
 #include "support/error.h"
 
@@ -121,12 +122,6 @@ class Inferrer {
     Tensor c(t.elem, t.shape->empty() ? std::vector<int64_t>{} : std::vector<int64_t>{n});
     for (int64_t k = 0; k < n; ++k) c.set_f64(k, static_cast<double>(dims[k].value()));
     folded_[out] = std::move(c);
-  }
-
-  static bool has_subgraph(const Node& n) {
-    for (const auto& a : n.attrs)
-      if (a.g || !a.graphs.empty()) return true;
-    return false;
   }
 
   // Runs the kernel on constant inputs; a failure just leaves the outputs unknown-valued.

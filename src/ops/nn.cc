@@ -113,7 +113,7 @@ std::optional<Window> read_window(const Node& n, int nsp,
       }
     }
   }
-  if (ceil_mode_attr) w.ceil = attr_int(n, "ceil_mode", 0) != 0;
+  if (ceil_mode_attr) w.ceil = attr_int(n, "ceil_mode") != 0;  // pools only
   return w;
 }
 

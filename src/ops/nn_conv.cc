@@ -127,7 +127,7 @@ ConvSetup conv_setup(const Node& n, const Tensor& x, const Tensor& w) {
   s.N = x.dim(0);
   s.C = x.dim(1);
   s.M = w.dim(0);
-  s.G = attr_int(n, "group", 1);
+  s.G = attr_int(n, "group");
   if (s.G < 1) fail(ErrorKind::kBadModel, "{}group must be positive", n.where());
   if (s.C % s.G != 0 || s.C / s.G != w.dim(1))
     rt_fail(n, fmt::format("input has {} channels, the weight {} x group {}", s.C, w.dim(1), s.G));
@@ -163,7 +163,7 @@ void infer_conv(InferContext& ctx, int xi, int wi, DataType dtype) {
   if (xs && ws && xs->size() != ws->size())
     ctx.fail_here(fmt::format("weight rank {} differs from input rank {}", ws->size(), xs->size()));
   const int nsp = rank - 2;
-  const int64_t G = attr_int(n, "group", 1);
+  const int64_t G = attr_int(n, "group");
   if (G < 1) ctx.fail_here("group must be positive");
   if (xs && ws && (*xs)[1].is_known() && (*ws)[1].is_known() &&
       ((*xs)[1].value() % G != 0 || (*xs)[1].value() / G != (*ws)[1].value()))
@@ -244,7 +244,7 @@ ConvTSetup conv_transpose_setup(const Node& n, const Tensor& x, const Tensor& w)
   ConvTSetup s;
   s.N = x.dim(0);
   s.C = x.dim(1);
-  s.G = attr_int(n, "group", 1);
+  s.G = attr_int(n, "group");
   if (s.G < 1) fail(ErrorKind::kBadModel, "{}group must be positive", n.where());
   if (w.dim(0) != s.C)
     rt_fail(n, fmt::format("input has {} channels, the weight {}", s.C, w.dim(0)));
@@ -274,7 +274,7 @@ void infer_conv_transpose(InferContext& ctx) {
   }
   if (rank < 3) ctx.fail_here(fmt::format("input has rank {}, expected at least 3", rank));
   const int nsp = rank - 2;
-  const int64_t G = attr_int(n, "group", 1);
+  const int64_t G = attr_int(n, "group");
   if (G < 1) ctx.fail_here("group must be positive");
   Shape out(rank);
   if (xs) out[0] = (*xs)[0];
@@ -446,7 +446,7 @@ void register_nn_conv_ops(OpRegistry& r) {
   auto window_attrs = [](OpSchema& s) -> OpSchema& {
     return s.attr("auto_pad", AttrKind::kString)
         .attr("dilations", AttrKind::kInts)
-        .attr("group", AttrKind::kInt)
+        .attr("group", AttrKind::kInt, 1)
         .attr("kernel_shape", AttrKind::kInts)
         .attr("pads", AttrKind::kInts)
         .attr("strides", AttrKind::kInts);
@@ -562,7 +562,7 @@ void register_nn_conv_ops(OpRegistry& r) {
       .inputs(3, 5)
       .outputs(1, 1)
       .attr("dilations", AttrKind::kInts)
-      .attr("group", AttrKind::kInt)
+      .attr("group", AttrKind::kInt, 1)
       .attr("kernel_shape", AttrKind::kInts)
       .attr("offset_group", AttrKind::kInt)
       .attr("pads", AttrKind::kInts)

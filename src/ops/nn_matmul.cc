@@ -265,7 +265,7 @@ void infer_gemm(InferContext& ctx) {
   const auto& as = ctx.input_shape(0);
   const auto& bs = ctx.input_shape(1);
   Shape out(2);
-  const bool ta = attr_int(n, "transA", 0) != 0, tb = attr_int(n, "transB", 0) != 0;
+  const bool ta = attr_int(n, "transA") != 0, tb = attr_int(n, "transB") != 0;
   if (as) {
     if (as->size() != 2) ctx.fail_here(fmt::format("A has rank {}, expected 2", as->size()));
     out[0] = (*as)[ta ? 1 : 0];
@@ -303,8 +303,8 @@ void run_gemm(KernelContext& ctx) {
   if (a.rank() != 2 || b.rank() != 2)
     ctx.fail_here(fmt::format("A and B must be 2-D, got {} and {}", dims_to_string(a.dims()),
                               dims_to_string(b.dims())));
-  const bool ta = attr_int(n, "transA", 0) != 0, tb = attr_int(n, "transB", 0) != 0;
-  const double alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
+  const bool ta = attr_int(n, "transA") != 0, tb = attr_int(n, "transB") != 0;
+  const double alpha = attr_float(n, "alpha"), beta = attr_float(n, "beta");
   const int64_t M = a.dim(ta ? 1 : 0), K = a.dim(ta ? 0 : 1), N = b.dim(tb ? 0 : 1);
   if (b.dim(tb ? 1 : 0) != K)
     ctx.fail_here(fmt::format("inner dims differ: {} and {}", K, b.dim(tb ? 1 : 0)));
@@ -683,10 +683,10 @@ void register_nn_matmul_ops(OpRegistry& r) {
       .versions(1)
       .inputs(2, 3)
       .outputs(1, 1)
-      .attr("alpha", AttrKind::kFloat)
-      .attr("beta", AttrKind::kFloat)
-      .attr("transA", AttrKind::kInt)
-      .attr("transB", AttrKind::kInt)
+      .attr("alpha", AttrKind::kFloat, 1.0f)
+      .attr("beta", AttrKind::kFloat, 1.0f)
+      .attr("transA", AttrKind::kInt, 0)
+      .attr("transB", AttrKind::kInt, 0)
       .attr("broadcast", AttrKind::kInt)
       .shape(infer_gemm)
       .run(run_gemm);

@@ -333,14 +333,14 @@ void run_max_unpool(KernelContext& ctx) {
 void register_nn_pool_ops(OpRegistry& r) {
   auto window_attrs = [](OpSchema& s) -> OpSchema& {
     return s.attr("auto_pad", AttrKind::kString)
-        .attr("ceil_mode", AttrKind::kInt)
+        .attr("ceil_mode", AttrKind::kInt, 0)
         .attr("dilations", AttrKind::kInts)
         .attr("kernel_shape", AttrKind::kInts, true)
         .attr("pads", AttrKind::kInts)
         .attr("strides", AttrKind::kInts);
   };
   window_attrs(r.add("", "AveragePool").versions(1).inputs(1, 1).outputs(1, 1))
-      .attr("count_include_pad", AttrKind::kInt)
+      .attr("count_include_pad", AttrKind::kInt, 0)
       .shape(infer_pool)
       .run([](KernelContext& ctx) { run_pool(ctx, Pool::kAvg); });
   window_attrs(r.add("", "MaxPool").versions(1).inputs(1, 1).outputs(1, 2))

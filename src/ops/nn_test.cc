@@ -6,70 +6,14 @@
 
 #include "ir/scalar_types.h"
 #include "ops/op.h"
+#include "ops/op_test_util.h"
 #include "support/error.h"
 
 namespace kiln {
 namespace {
 
-struct NnNode {
-  Graph g;
-  Node* n;
-  const OpSchema* schema;
-
-  NnNode(const std::string& op, int inputs, int opset = 25, int outputs = 1) {
-    n = g.add_node(op);
-    n->opset = opset;
-    for (int i = 0; i < inputs; ++i) g.set_input(n, i, g.add_value("x" + std::to_string(i)));
-    for (int i = 0; i < outputs; ++i) g.set_output(n, i, g.add_value("y" + std::to_string(i)));
-    schema = OpRegistry::global().find("", op);
-    EXPECT_NE(schema, nullptr) << op;
-  }
-  NnNode& attr_i(const std::string& name, int64_t v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kInt;
-    a.i = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  NnNode& attr_is(const std::string& name, std::vector<int64_t> v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kInts;
-    a.ints = std::move(v);
-    n->attrs.push_back(a);
-    return *this;
-  }
-  NnNode& attr_s(const std::string& name, const std::string& v) {
-    Attribute a;
-    a.name = name;
-    a.kind = AttrKind::kString;
-    a.s = v;
-    n->attrs.push_back(a);
-    return *this;
-  }
-  std::vector<RtValue> run_all(std::vector<Tensor> in) {
-    std::vector<RtValue> vals;
-    for (auto& t : in) vals.push_back(t.defined() ? RtValue::of(t) : RtValue{});
-    std::vector<const RtValue*> ptrs;
-    for (auto& v : vals) ptrs.push_back(&v);
-    std::vector<RtValue> outs;
-    KernelContext ctx(*n, ptrs, outs, nullptr);
-    schema->kernel(ctx);
-    return outs;
-  }
-  Tensor run(std::vector<Tensor> in) { return run_all(std::move(in)).at(0).tensor; }
-
-  // Shape inference from input types (nullopt shape = unknown rank).
-  std::vector<std::optional<TypeInfo>> infer(std::vector<TypeInfo> types) {
-    std::vector<InferContext::Input> in(types.size());
-    for (size_t i = 0; i < types.size(); ++i)
-      if (types[i].kind != TypeInfo::Kind::kUnknown) in[i].type = &types[i];
-    InferContext ctx(*n, in, nullptr);
-    schema->infer(ctx);
-    return ctx.outputs();
-  }
-};
+using op_test::OpNode;
+using op_test::make;
 
 Dim sym(const std::string& s) { return Dim::symbol(s); }
 TypeInfo ft(Shape s) { return TypeInfo::tensor(DataType::kFloat, std::move(s)); }
@@ -82,12 +26,6 @@ Tensor random_f32(std::vector<int64_t> dims, uint32_t seed) {
   return t;
 }
 
-Tensor make(DataType dt, std::vector<int64_t> dims, std::vector<double> v) {
-  Tensor t(dt, std::move(dims));
-  EXPECT_EQ(t.numel(), static_cast<int64_t>(v.size()));
-  for (size_t i = 0; i < v.size(); ++i) t.set_f64(static_cast<int64_t>(i), v[i]);
-  return t;
-}
 
 // Naive 2-D convolution: every output element computed on its own.
 std::vector<float> naive_conv2d(const Tensor& x, const Tensor& w, int64_t G, int64_t sh, int64_t sw,
@@ -116,7 +54,7 @@ std::vector<float> naive_conv2d(const Tensor& x, const Tensor& w, int64_t G, int
 }
 
 TEST(NnConv, MatchesNaiveWithGroupsStridesDilationsPads) {
-  NnNode c("Conv", 2);
+  OpNode c("Conv", 2);
   c.attr_i("group", 2).attr_is("strides", {2, 1}).attr_is("dilations", {1, 2});
   c.attr_is("pads", {1, 0, 2, 3});
   Tensor x = random_f32({2, 4, 9, 8}, 1), w = random_f32({6, 2, 3, 2}, 2);
@@ -128,7 +66,7 @@ TEST(NnConv, MatchesNaiveWithGroupsStridesDilationsPads) {
 }
 
 TEST(NnConv, SameUpperAndBias) {
-  NnNode c("Conv", 3);
+  OpNode c("Conv", 3);
   c.attr_s("auto_pad", "SAME_UPPER").attr_is("strides", {2, 2});
   Tensor x = random_f32({1, 3, 7, 6}, 3), w = random_f32({4, 3, 4, 4}, 4);
   Tensor b = make(DataType::kFloat, {4}, {1, 2, 3, 4});
@@ -141,7 +79,7 @@ TEST(NnConv, SameUpperAndBias) {
 }
 
 TEST(NnConv, OneDAndFloat16) {
-  NnNode c("Conv", 2);
+  OpNode c("Conv", 2);
   Tensor x(DataType::kFloat16, {1, 1, 5});
   for (int i = 0; i < 5; ++i) x.data<Half>()[i] = Half(float(i + 1));
   Tensor w(DataType::kFloat16, {1, 1, 2});
@@ -154,19 +92,19 @@ TEST(NnConv, OneDAndFloat16) {
 }
 
 TEST(NnConv, ChannelMismatchIsAnError) {
-  NnNode c("Conv", 2);
+  OpNode c("Conv", 2);
   try {
     c.run({random_f32({1, 3, 5, 5}, 1), random_f32({2, 2, 3, 3}, 2)});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
   }
-  NnNode small("Conv", 2);
+  OpNode small("Conv", 2);
   EXPECT_THROW(small.run({random_f32({1, 1, 2, 2}, 1), random_f32({1, 1, 3, 3}, 2)}), Error);
 }
 
 TEST(NnConv, SymbolicShapeInference) {
-  NnNode c("Conv", 2);
+  OpNode c("Conv", 2);
   c.attr_is("strides", {2, 2}).attr_is("pads", {3, 3, 3, 3});
   auto out = c.infer({ft({sym("batch"), 3, sym("H"), 224}), ft({64, 3, 7, 7})});
   ASSERT_TRUE(out[0] && out[0]->shape);
@@ -177,7 +115,7 @@ TEST(NnConv, SymbolicShapeInference) {
   EXPECT_TRUE(s[2].is_symbolic());
   EXPECT_EQ(s[3].value(), 112);
   // stride 1, SAME: the spatial symbols pass through
-  NnNode same("Conv", 2);
+  OpNode same("Conv", 2);
   same.attr_s("auto_pad", "SAME_LOWER");
   auto o2 = same.infer({ft({sym("N"), 8, sym("H"), sym("W")}), ft({16, 8, 3, 3})});
   EXPECT_EQ(shape_to_string(*o2[0]->shape), "[N,16,H,W]");
@@ -188,7 +126,7 @@ TEST(NnConv, SymbolicShapeInference) {
 }
 
 TEST(NnConvTranspose, MatchesScatterDefinition) {
-  NnNode c("ConvTranspose", 2);
+  OpNode c("ConvTranspose", 2);
   c.attr_is("strides", {2, 3}).attr_is("pads", {1, 0, 0, 1}).attr_is("output_padding", {1, 0});
   c.attr_i("group", 2);
   Tensor x = random_f32({1, 4, 3, 2}, 5), w = random_f32({4, 1, 3, 2}, 6);
@@ -216,13 +154,13 @@ TEST(NnConvTranspose, MatchesScatterDefinition) {
 }
 
 TEST(NnPool, MaxPoolCeilModeAndIndices) {
-  NnNode p("MaxPool", 1, 22, 2);
+  OpNode p("MaxPool", 1, 2, 22);
   p.attr_is("kernel_shape", {2, 2}).attr_is("strides", {2, 2}).attr_i("ceil_mode", 1);
   std::vector<double> v(25);
   for (int i = 0; i < 25; ++i) v[i] = (i * 7) % 11;
   auto outs = p.run_all({make(DataType::kFloat, {1, 1, 5, 5}, v)});
-  const Tensor& y = outs[0].tensor;
-  const Tensor& idx = outs[1].tensor;
+  const Tensor& y = outs[0];
+  const Tensor& idx = outs[1];
   ASSERT_EQ(y.dims(), (std::vector<int64_t>{1, 1, 3, 3}));
   for (int oh = 0; oh < 3; ++oh)
     for (int ow = 0; ow < 3; ++ow) {
@@ -240,34 +178,34 @@ TEST(NnPool, MaxPoolCeilModeAndIndices) {
 }
 
 TEST(NnPool, AveragePoolExcludesPadsByDefault) {
-  NnNode p("AveragePool", 1);
+  OpNode p("AveragePool", 1);
   p.attr_is("kernel_shape", {3}).attr_is("pads", {1, 1});
   Tensor y = p.run({make(DataType::kFloat, {1, 1, 3}, {3, 6, 9})});
   ASSERT_EQ(y.dims(), (std::vector<int64_t>{1, 1, 3}));
   EXPECT_FLOAT_EQ(y.data<float>()[0], 4.5f);
   EXPECT_FLOAT_EQ(y.data<float>()[1], 6.0f);
   EXPECT_FLOAT_EQ(y.data<float>()[2], 7.5f);
-  NnNode q("AveragePool", 1);
+  OpNode q("AveragePool", 1);
   q.attr_is("kernel_shape", {3}).attr_is("pads", {1, 1}).attr_i("count_include_pad", 1);
   Tensor z = q.run({make(DataType::kFloat, {1, 1, 3}, {3, 6, 9})});
   EXPECT_FLOAT_EQ(z.data<float>()[0], 3.0f);
 }
 
 TEST(NnPool, SymbolicBatchPassesThrough) {
-  NnNode p("MaxPool", 1);
+  OpNode p("MaxPool", 1);
   p.attr_is("kernel_shape", {3, 3}).attr_is("strides", {2, 2}).attr_is("pads", {1, 1, 1, 1});
   auto out = p.infer({ft({sym("N"), 64, 112, sym("W")})});
   const Shape& s = *out[0]->shape;
   EXPECT_EQ(s[0].to_string(), "N");
   EXPECT_EQ(s[2].value(), 56);
   EXPECT_TRUE(s[3].is_symbolic());
-  NnNode g("GlobalAveragePool", 1);
+  OpNode g("GlobalAveragePool", 1);
   auto o2 = g.infer({ft({sym("N"), 2048, 7, 7})});
   EXPECT_EQ(shape_to_string(*o2[0]->shape), "[N,2048,1,1]");
 }
 
 TEST(NnMatMul, BroadcastAndOneD) {
-  NnNode m("MatMul", 2);
+  OpNode m("MatMul", 2);
   Tensor a = random_f32({3, 1, 2, 4}, 7), b = random_f32({5, 4, 3}, 8);
   Tensor y = m.run({a, b});
   ASSERT_EQ(y.dims(), (std::vector<int64_t>{3, 5, 2, 3}));
@@ -280,7 +218,7 @@ TEST(NnMatMul, BroadcastAndOneD) {
             s += double(a.data<float>()[(i * 2 + r) * 4 + k]) * b.data<float>()[(j * 4 + k) * 3 + c];
           EXPECT_NEAR(y.data<float>()[((i * 5 + j) * 2 + r) * 3 + c], s, 1e-5);
         }
-  NnNode v("MatMul", 2);
+  OpNode v("MatMul", 2);
   Tensor d = v.run({make(DataType::kInt32, {3}, {1, 2, 3}), make(DataType::kInt32, {3}, {4, 5, 6})});
   EXPECT_EQ(d.rank(), 0);
   EXPECT_EQ(d.data<int32_t>()[0], 32);
@@ -290,7 +228,7 @@ TEST(NnMatMul, BroadcastAndOneD) {
 }
 
 TEST(NnGemm, TransposesAlphaBetaAndBias) {
-  NnNode g("Gemm", 3);
+  OpNode g("Gemm", 3);
   g.attr_i("transA", 1).attr_i("transB", 1);
   Attribute al;
   al.name = "alpha";
@@ -307,31 +245,31 @@ TEST(NnGemm, TransposesAlphaBetaAndBias) {
 }
 
 TEST(NnEinsum, ImplicitOutputDiagonalAndEllipsis) {
-  NnNode e("Einsum", 1);
+  OpNode e("Einsum", 1);
   e.attr_s("equation", "ii");
   Tensor t = e.run({make(DataType::kFloat, {2, 2}, {1, 2, 3, 4})});
   EXPECT_EQ(t.rank(), 0);
   EXPECT_FLOAT_EQ(t.data<float>()[0], 5.0f);
-  NnNode f("Einsum", 2);
+  OpNode f("Einsum", 2);
   f.attr_s("equation", "...ij,...jk");
   Tensor a = random_f32({2, 2, 3}, 9), b = random_f32({3, 4}, 10);
   Tensor y = f.run({a, b});
   ASSERT_EQ(y.dims(), (std::vector<int64_t>{2, 2, 4}));
-  NnNode m("MatMul", 2);
+  OpNode m("MatMul", 2);
   Tensor ref = m.run({a, b});
   for (int64_t i = 0; i < y.numel(); ++i) EXPECT_NEAR(y.data<float>()[i], ref.data<float>()[i], 1e-5);
-  NnNode g("Einsum", 1);
+  OpNode g("Einsum", 1);
   g.attr_s("equation", "ba");  // implicit output sorted: "ab" = transpose
   Tensor tr = g.run({make(DataType::kFloat, {2, 3}, {1, 2, 3, 4, 5, 6})});
   ASSERT_EQ(tr.dims(), (std::vector<int64_t>{3, 2}));
   EXPECT_FLOAT_EQ(tr.data<float>()[1], 4.0f);
-  NnNode bad("Einsum", 2);
+  OpNode bad("Einsum", 2);
   bad.attr_s("equation", "ij,jk->ik");
   EXPECT_THROW(bad.run({random_f32({2, 3}, 1), random_f32({4, 2}, 2)}), Error);
 }
 
 TEST(NnQuant, RoundsHalfToEvenAndSaturates) {
-  NnNode q("QuantizeLinear", 3);
+  OpNode q("QuantizeLinear", 3);
   Tensor x = make(DataType::kFloat, {6}, {0.5, 1.5, 2.5, -0.5, 1000, -1000});
   Tensor s = make(DataType::kFloat, {}, {1});
   Tensor z = make(DataType::kInt8, {}, {0});
@@ -339,21 +277,21 @@ TEST(NnQuant, RoundsHalfToEvenAndSaturates) {
   ASSERT_EQ(y.dtype(), DataType::kInt8);
   const std::vector<int> want{0, 2, 2, 0, 127, -128};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<int8_t>()[i], want[i]) << i;
-  NnNode q4("QuantizeLinear", 3);
+  OpNode q4("QuantizeLinear", 3);
   Tensor y4 = q4.run({make(DataType::kFloat, {3}, {-20, 3, 20}), s,
                       make(DataType::kInt4, {}, {0})});
   ASSERT_EQ(y4.dtype(), DataType::kInt4);
   EXPECT_EQ(int64_t(y4.data<Int4>()[0]), -8);
   EXPECT_EQ(int64_t(y4.data<Int4>()[1]), 3);
   EXPECT_EQ(int64_t(y4.data<Int4>()[2]), 7);
-  NnNode d("DequantizeLinear", 3);
+  OpNode d("DequantizeLinear", 3);
   d.attr_i("axis", 0);
   Tensor dq = d.run({make(DataType::kUInt8, {2, 2}, {10, 20, 30, 40}),
                      make(DataType::kFloat, {2}, {0.5, 2}), make(DataType::kUInt8, {2}, {10, 0})});
   EXPECT_FLOAT_EQ(dq.data<float>()[0], 0.0f);
   EXPECT_FLOAT_EQ(dq.data<float>()[1], 5.0f);
   EXPECT_FLOAT_EQ(dq.data<float>()[3], 80.0f);
-  NnNode wrong("DequantizeLinear", 2);
+  OpNode wrong("DequantizeLinear", 2);
   wrong.attr_i("axis", 0);
   EXPECT_THROW(wrong.run({make(DataType::kUInt8, {2, 2}, {1, 2, 3, 4}),
                           make(DataType::kFloat, {3}, {1, 1, 1})}),
@@ -361,7 +299,7 @@ TEST(NnQuant, RoundsHalfToEvenAndSaturates) {
 }
 
 TEST(NnAttention, SymbolicKvCacheShapes) {
-  NnNode a("Attention", 6, 23, 3);
+  OpNode a("Attention", 6, 3, 23);
   auto out = a.infer({ft({sym("B"), 8, sym("S"), 64}), ft({sym("B"), 2, sym("S"), 64}),
                       ft({sym("B"), 2, sym("S"), 32}), TypeInfo{},
                       ft({sym("B"), 2, sym("P"), 64}), ft({sym("B"), 2, sym("P"), 32})});
@@ -371,7 +309,7 @@ TEST(NnAttention, SymbolicKvCacheShapes) {
 }
 
 TEST(NnAttention, FullyMaskedRowGivesZeros) {
-  NnNode a("Attention", 4, 23);
+  OpNode a("Attention", 4, 1, 23);
   Tensor q = random_f32({1, 1, 2, 4}, 11), k = random_f32({1, 1, 3, 4}, 12);
   Tensor v = random_f32({1, 1, 3, 4}, 13);
   Tensor m(DataType::kBool, {2, 3});
@@ -384,7 +322,7 @@ TEST(NnAttention, FullyMaskedRowGivesZeros) {
 }
 
 TEST(NnDet, TwoByTwoAndSingular) {
-  NnNode d("Det", 1);
+  OpNode d("Det", 1);
   Tensor y = d.run({make(DataType::kFloat, {2, 2, 2}, {1, 2, 3, 4, 2, 4, 1, 2})});
   ASSERT_EQ(y.dims(), (std::vector<int64_t>{2}));
   EXPECT_NEAR(y.data<float>()[0], -2.0f, 1e-6);
@@ -403,7 +341,7 @@ TEST(NnFuzz, WindowOpsSucceedOrFailCleanly) {
     const std::string op = ops[ri(0, 4)];
     const bool conv = op == "Conv" || op == "ConvTranspose";
     const int nsp = ri(1, 3);
-    NnNode nd(op, conv ? 2 : 1, 22, op == "MaxPool" ? 2 : 1);
+    OpNode nd(op, conv ? 2 : 1, op == "MaxPool" ? 2 : 1, 22);
     std::vector<int64_t> k(nsp), st(nsp), dl(nsp), pd(2 * nsp), xd{ri(0, 2), ri(1, 4)};
     for (int i = 0; i < nsp; ++i) {
       k[i] = ri(1, 4);
@@ -420,7 +358,7 @@ TEST(NnFuzz, WindowOpsSucceedOrFailCleanly) {
     if (!conv && ri(0, 1)) nd.attr_i("ceil_mode", 1);
     if (op == "AveragePool" && ri(0, 1)) nd.attr_i("count_include_pad", 1);
     std::vector<Tensor> in{random_f32(xd, it)};
-    std::vector<TypeInfo> types{ft(shape_of(xd))};
+    std::vector<std::optional<TypeInfo>> types{ft(shape_of(xd))};
     if (conv) {
       const int64_t g = ri(1, 2);
       nd.attr_i("group", g);

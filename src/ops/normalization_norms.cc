@@ -40,9 +40,9 @@ void run_batchnorm(KernelContext& ctx) {
   if (x.rank() < 2) ctx.fail_here("input must have rank 2 or more");
   const auto& d = x.dims();
   const int64_t C = d[1], inner = prod(d, 2, d.size());
-  const double eps = attr_float(n, "epsilon", 1e-5f);
+  const double eps = attr_float(n, "epsilon");
   const double momentum = attr_float(n, "momentum", 0.9f);
-  bool training = attr_int(n, "training_mode", 0) != 0;
+  bool training = attr_int(n, "training_mode") != 0;
   if (ctx.opset() < 14) {
     training = false;
     for (int i = 1; i < ctx.num_outputs(); ++i) training = training || ctx.wants_output(i);
@@ -111,7 +111,7 @@ void run_instancenorm(KernelContext& ctx) {
   const Tensor& bias = ctx.input(2);
   if (scale.numel() != C || bias.numel() != C)
     ctx.fail_here(fmt::format("scale and B must have {} elements", C));
-  const double eps = attr_float(n, "epsilon", 1e-5f);
+  const double eps = attr_float(n, "epsilon");
   const auto s = to_doubles(n, scale), b = to_doubles(n, bias), v = to_doubles(n, x);
   std::vector<double> y(v.size());
   const int64_t planes = prod(d, 0, 2);
@@ -157,7 +157,7 @@ void run_layernorm(KernelContext& ctx, bool rms) {
   const auto& d = x.dims();
   const int rank = x.rank();
   const int axis = normalize_axis(n, attr_int(n, "axis", -1), rank);
-  const double eps = attr_float(n, "epsilon", 1e-5f);
+  const double eps = attr_float(n, "epsilon");
   const int64_t outer = prod(d, 0, axis), inner = prod(d, axis, d.size());
   const auto v = to_doubles(n, x);
   const auto scale = broadcast_to(n, ctx.input(1), d);
@@ -207,7 +207,7 @@ void run_groupnorm(KernelContext& ctx) {
   const int64_t G = attr_int_req(n, "num_groups");
   if (G <= 0 || C % G != 0)
     ctx.fail_here(fmt::format("num_groups {} does not divide the {} channels", G, C));
-  const double eps = attr_float(n, "epsilon", 1e-5f);
+  const double eps = attr_float(n, "epsilon");
   const Tensor& scale = ctx.input(1);
   const Tensor& bias = ctx.input(2);
   bool per_group;
@@ -337,9 +337,9 @@ void register_norms(OpRegistry& r) {
       .versions(1)
       .inputs(5, 5)
       .outputs(1, 5)
-      .attr("epsilon", AttrKind::kFloat)
+      .attr("epsilon", AttrKind::kFloat, 1e-5f)
       .attr("momentum", AttrKind::kFloat)
-      .attr("training_mode", AttrKind::kInt)
+      .attr("training_mode", AttrKind::kInt, 0)
       .attr("spatial", AttrKind::kInt)           // before opset 9
       .attr("is_test", AttrKind::kInt)           // before opset 7
       .attr("consumed_inputs", AttrKind::kInts)  // opset 1
@@ -350,7 +350,7 @@ void register_norms(OpRegistry& r) {
       .versions(1)
       .inputs(3, 3)
       .outputs(1, 1)
-      .attr("epsilon", AttrKind::kFloat)
+      .attr("epsilon", AttrKind::kFloat, 1e-5f)
       .attr("consumed_inputs", AttrKind::kInts)  // opset 1
       .shape([](InferContext& ctx) { infer_same_as_input(ctx); })
       .run(run_instancenorm);
@@ -360,7 +360,7 @@ void register_norms(OpRegistry& r) {
       .inputs(2, 3)
       .outputs(1, 3)
       .attr("axis", AttrKind::kInt)
-      .attr("epsilon", AttrKind::kFloat)
+      .attr("epsilon", AttrKind::kFloat, 1e-5f)
       .attr("stash_type", AttrKind::kInt)
       .shape(infer_layernorm)
       .run([](KernelContext& ctx) { run_layernorm(ctx, false); });
@@ -370,7 +370,7 @@ void register_norms(OpRegistry& r) {
       .inputs(2, 2)
       .outputs(1, 1)
       .attr("axis", AttrKind::kInt)
-      .attr("epsilon", AttrKind::kFloat)
+      .attr("epsilon", AttrKind::kFloat, 1e-5f)
       .attr("stash_type", AttrKind::kInt)
       .shape([](InferContext& ctx) {
         const int rank = ctx.input_rank(0);
@@ -383,7 +383,7 @@ void register_norms(OpRegistry& r) {
       .versions(18)
       .inputs(3, 3)
       .outputs(1, 1)
-      .attr("epsilon", AttrKind::kFloat)
+      .attr("epsilon", AttrKind::kFloat, 1e-5f)
       .attr("num_groups", AttrKind::kInt, true)
       .attr("stash_type", AttrKind::kInt)
       .shape([](InferContext& ctx) { infer_same_as_input(ctx); })

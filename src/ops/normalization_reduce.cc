@@ -44,7 +44,7 @@ std::vector<int> normalize_axes(const Node& n, const std::vector<int64_t>& axes,
 void infer_reduce(InferContext& ctx) {
   const Node& n = ctx.node();
   const DataType dt = ctx.input_dtype(0);
-  const bool keep = attr_int(n, "keepdims", 1) != 0;
+  const bool keep = attr_int(n, "keepdims") != 0;
   const bool noop = attr_int(n, "noop_with_empty_axes", 0) != 0;
   const auto& in = ctx.input_shape(0);
   const auto axes = infer_axes(ctx);
@@ -251,7 +251,7 @@ void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x,
 void run_reduce(KernelContext& ctx, Reduce kind) {
   const Node& n = ctx.node();
   const Tensor& x = ctx.input(0);
-  const bool keep = attr_int(n, "keepdims", 1) != 0;
+  const bool keep = attr_int(n, "keepdims") != 0;
   const bool noop = attr_int(n, "noop_with_empty_axes", 0) != 0;
   std::vector<int64_t> axes;
   if (ctx.has_input(1)) {
@@ -288,7 +288,7 @@ void infer_arg(InferContext& ctx) {
   }
   const int rank = static_cast<int>(in->size());
   const int axis = normalize_axis(n, attr_int(n, "axis", 0), rank);
-  const bool keep = attr_int(n, "keepdims", 1) != 0;
+  const bool keep = attr_int(n, "keepdims") != 0;
   Shape out;
   for (int i = 0; i < rank; ++i) {
     if (i != axis)
@@ -304,7 +304,7 @@ void run_arg(KernelContext& ctx, bool is_max) {
   const Tensor& x = ctx.input(0);
   const int rank = x.rank();
   const int axis = normalize_axis(n, attr_int(n, "axis", 0), rank);
-  const bool keep = attr_int(n, "keepdims", 1) != 0;
+  const bool keep = attr_int(n, "keepdims") != 0;
   const bool last = attr_int(n, "select_last_index", 0) != 0;
   const auto& d = x.dims();
   const int64_t len = rank == 0 ? 1 : d[axis];
@@ -367,7 +367,7 @@ void register_reduce(OpRegistry& r) {
         .versions(1)
         .inputs(1, 2)
         .outputs(1, 1)
-        .attr("keepdims", AttrKind::kInt)
+        .attr("keepdims", AttrKind::kInt, 1)
         .attr("noop_with_empty_axes", AttrKind::kInt)
         .shape(infer_reduce)
         .run([kind](KernelContext& ctx) { run_reduce(ctx, kind); });
@@ -378,7 +378,7 @@ void register_reduce(OpRegistry& r) {
         .inputs(1, 1)
         .outputs(1, 1)
         .attr("axis", AttrKind::kInt)
-        .attr("keepdims", AttrKind::kInt)
+        .attr("keepdims", AttrKind::kInt, 1)
         .attr("select_last_index", AttrKind::kInt)
         .shape(infer_arg)
         .run([is_max](KernelContext& ctx) { run_arg(ctx, is_max); });

@@ -9,14 +9,23 @@ OpSchema& OpRegistry::add(std::string domain, std::string name) {
   auto s = std::make_unique<OpSchema>();
   s->domain = std::move(domain);
   s->name = std::move(name);
+  by_name_[s->name].push_back(s.get());
   ops_.push_back(std::move(s));
   return *ops_.back();
 }
 
 const OpSchema* OpRegistry::find(std::string_view domain, std::string_view name) const {
   if (domain == "ai.onnx") domain = "";
-  for (const auto& s : ops_)
-    if (s->domain == domain && s->name == name) return s.get();
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return nullptr;
+  for (const OpSchema* s : it->second)
+    if (s->domain == domain) return s;
+  return nullptr;
+}
+
+const AttrSpec* OpSchema::find_attr(std::string_view n) const {
+  for (const AttrSpec& a : attrs)
+    if (a.name == n) return &a;
   return nullptr;
 }
 

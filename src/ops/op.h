@@ -8,6 +8,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -25,6 +27,10 @@ struct AttrSpec {
   std::string name;
   AttrKind kind;
   bool required = false;
+  // ONNX's default for an optional attribute (an Attribute of `kind`), when the spec gives one:
+  // what the typed readers of ops/attrs.h (attr_int(node, name) ...) return for an absent one,
+  // so that kernels, inference and passes do not each write it again.
+  std::optional<Attribute> default_value;
 };
 
 struct OpSchema {
@@ -44,12 +50,40 @@ struct OpSchema {
   OpSchema& inputs(int lo, int hi) { min_inputs = lo; max_inputs = hi; return *this; }
   OpSchema& outputs(int lo, int hi) { min_outputs = lo; max_outputs = hi; return *this; }
   OpSchema& attr(std::string n, AttrKind k, bool req = false) {
-    attrs.push_back({std::move(n), k, req});
+    attrs.push_back({std::move(n), k, req, std::nullopt});
     return *this;
   }
+  // An optional attribute with ONNX's default: .attr("alpha", AttrKind::kFloat, 0.01f).
+  template <typename T>
+    requires(!std::is_same_v<T, bool>)
+  OpSchema& attr(std::string n, AttrKind k, T dflt) {
+    attrs.push_back({std::move(n), k, false, default_attribute(k, std::move(dflt))});
+    return *this;
+  }
+  const AttrSpec* find_attr(std::string_view n) const;
   OpSchema& shape(InferFn f) { infer = std::move(f); return *this; }
   OpSchema& run(KernelFn f) { kernel = std::move(f); return *this; }
   OpSchema& nondeterministic() { deterministic = false; return *this; }
+
+ private:
+  template <typename T>
+  static Attribute default_attribute(AttrKind k, T v) {
+    Attribute a;
+    a.kind = k;
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (k == AttrKind::kFloat) a.f = static_cast<float>(v);
+      else a.i = static_cast<int64_t>(v);
+    } else if constexpr (std::is_convertible_v<T, std::string>) {
+      a.s = std::string(std::move(v));
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      a.ints = std::move(v);
+    } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+      a.floats = std::move(v);
+    } else {
+      static_assert(sizeof(T) == 0, "no attribute default of this type");
+    }
+    return a;
+  }
 };
 
 class OpRegistry {
@@ -61,6 +95,13 @@ class OpRegistry {
 
  private:
   std::vector<std::unique_ptr<OpSchema>> ops_;
+  // The schemas of each op name (one per domain that has it): find() runs for every attribute a
+  // typed reader takes a default for, so it is a hash lookup, not a scan of ~400 schemas.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::vector<const OpSchema*>, NameHash, std::equal_to<>> by_name_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ Dim solve_missing_dim(const InferContext& ctx, const Shape& in, const Shape& out
 void infer_reshape(InferContext& ctx) {
   const Node& n = ctx.node();
   const DataType dt = ctx.input_dtype(0);
-  const bool allowzero = attr_int(n, "allowzero", 0) != 0;
+  const bool allowzero = attr_int(n, "allowzero") != 0;
   std::optional<std::vector<SymInt>> target;
   if (ctx.has_input(1)) {
     target = input_sym_ints(ctx, 1);
@@ -206,7 +206,7 @@ void infer_reshape(InferContext& ctx) {
 void run_reshape(KernelContext& ctx) {
   const Node& n = ctx.node();
   const Tensor& x = ctx.input(0);
-  const bool allowzero = attr_int(n, "allowzero", 0) != 0;
+  const bool allowzero = attr_int(n, "allowzero") != 0;
   std::vector<int64_t> shape =
       ctx.has_input(1) ? input_ints(ctx, 1, "shape") : attr_ints(n, "shape");
   if (static_cast<int>(shape.size()) > limits::kMaxRank)
@@ -606,7 +606,7 @@ void register_tensor_shape_ops(OpRegistry& r) {
       .versions(1)
       .inputs(1, 2)
       .outputs(1, 1)
-      .attr("allowzero", AttrKind::kInt)
+      .attr("allowzero", AttrKind::kInt, 0)
       .attr("shape", AttrKind::kInts)  // Reshape-1 only
       .shape(infer_reshape)
       .run(run_reshape);

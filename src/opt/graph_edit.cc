@@ -181,27 +181,6 @@ bool same_attrs(const Node& a, const Node& b) {
   return x == y;
 }
 
-int64_t attr_int(const Node& n, std::string_view name, int64_t dflt) {
-  const Attribute* a = n.attr(name);
-  return a && a->kind == AttrKind::kInt ? a->i : dflt;
-}
-
-float attr_float(const Node& n, std::string_view name, float dflt) {
-  const Attribute* a = n.attr(name);
-  return a && a->kind == AttrKind::kFloat ? a->f : dflt;
-}
-
-std::vector<int64_t> attr_ints(const Node& n, std::string_view name) {
-  const Attribute* a = n.attr(name);
-  return a && a->kind == AttrKind::kInts ? a->ints : std::vector<int64_t>{};
-}
-
-bool has_subgraph(const Node& n) {
-  for (const auto& a : n.attrs)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
-
 std::optional<std::vector<int64_t>> static_dims(const Value* v) {
   if (!v || !v->type.is_tensor() || !v->type.shape) return std::nullopt;
   std::vector<int64_t> dims;

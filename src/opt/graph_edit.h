@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/walk.h"
+#include "ops/attrs.h"
 #include "ops/infer.h"
 
 namespace kiln::opt {
@@ -58,10 +60,6 @@ void set_attr_ints(Node& n, const std::string& name, std::vector<int64_t> v);
 
 std::string attr_string(const Attribute& a);  // a canonical text form, for comparisons
 bool same_attrs(const Node& a, const Node& b);
-int64_t attr_int(const Node& n, std::string_view name, int64_t dflt);
-float attr_float(const Node& n, std::string_view name, float dflt);
-std::vector<int64_t> attr_ints(const Node& n, std::string_view name);
-bool has_subgraph(const Node& n);
 
 // Shape of v when every dim is known.
 std::optional<std::vector<int64_t>> static_dims(const Value* v);

@@ -173,7 +173,7 @@ class MergeChains final : public GraphPass {
   std::string reshape(Graph& g, Node& n, const Node& inner, PassContext& ctx) const {
     const Tensor* shape = constant_of(n.inputs[1], ctx.facts());
     if (!shape) return {};
-    const bool allowzero = attr_int(n, "allowzero", 0) != 0;
+    const bool allowzero = attr_int(n, "allowzero") != 0;
     if (!allowzero)
       for (int64_t d : shape->to_int64s())
         if (d == 0) {

@@ -98,7 +98,7 @@ class SimplifyShapes final : public GraphPass {
       if (it == facts.dims_values.end()) continue;
       const std::vector<Dim>& target = it->second;
       const auto& in_shape = n->inputs[0]->type.shape;
-      const bool allowzero = attr_int(*n, "allowzero", 0) != 0;
+      const bool allowzero = attr_int(*n, "allowzero") != 0;
       std::vector<int64_t> shape;
       bool has_minus_one = false;
       for (const Dim& d : target)

@@ -39,7 +39,7 @@ class ConvWeights {
     const Tensor* w = constant_of(conv.has_input(1) ? conv.inputs[1] : nullptr, facts);
     const Tensor* b = conv.has_input(2) ? constant_of(conv.inputs[2], facts) : nullptr;
     if (!w || w->rank() < 3 || !is_float(w->dtype()) || (conv.has_input(2) && !b)) return std::nullopt;
-    const int64_t group = attr_int(conv, "group", 1);
+    const int64_t group = attr_int(conv, "group");
     const int64_t channels = transposed ? w->dim(1) * group : w->dim(0);
     return ConvWeights{&conv, w, b, transposed, group, channels};
   }
@@ -116,7 +116,7 @@ class FuseConvBn final : public GraphPass {
         if (conv->op_type == "Conv") ctx.near_miss(*bn, "the Conv before it has no constant weights");
         continue;
       }
-      if (attr_int(*bn, "training_mode", 0) != 0 ||
+      if (attr_int(*bn, "training_mode") != 0 ||
           (bn->num_outputs() > 1 && std::any_of(bn->outputs.begin() + 1, bn->outputs.end(),
                                                 [](const Value* v) { return v && !v->uses.empty(); }))) {
         ctx.near_miss(*bn, "training-mode BatchNormalization");
@@ -133,7 +133,7 @@ class FuseConvBn final : public GraphPass {
         continue;
       }
       if (!sole_reader(g, *conv, ctx, *bn) || !ctx.allow()) continue;
-      const double eps = attr_float(*bn, "epsilon", 1e-5f);
+      const double eps = attr_float(*bn, "epsilon");
       std::vector<double> s(c), t(c);
       for (size_t k = 0; k < c; ++k) {
         s[k] = (*scale)[k] / std::sqrt((*var)[k] + eps);
@@ -208,7 +208,7 @@ bool FuseLinearAffine::into_gemm(Graph& g, Node& lin, Node& op, int side, PassCo
   const auto& out = lin.outputs[0]->type.shape;
   if ((!gemm && !mul) || !b || b->rank() != 2 || !is_float(b->dtype()) || !out || out->empty())
     return false;
-  const bool trans_b = gemm && attr_int(lin, "transB", 0) != 0;
+  const bool trans_b = gemm && attr_int(lin, "transB") != 0;
   const int64_t n = trans_b ? b->dim(0) : b->dim(1), rank = static_cast<int64_t>(out->size());
   auto c = per_channel(constant_of(op.inputs[1 - side], ctx.facts()), rank, rank - 1, n);
   if (!c) return false;
@@ -220,7 +220,7 @@ bool FuseLinearAffine::into_gemm(Graph& g, Node& lin, Node& op, int side, PassCo
                     "a per-column constant");
       return false;
     }
-    const double beta = attr_float(lin, "beta", 1.0f);
+    const double beta = attr_float(lin, "beta");
     for (int64_t j = 0; j < n; ++j) bias[j] = beta * (*cc)[j];
   }
   if (!sole_reader(g, lin, ctx, op) || !ctx.allow()) return false;
@@ -310,7 +310,7 @@ class FusePad final : public GraphPass {
     }
     const Attribute* ap = user.attr("auto_pad");
     if (ap && ap->s != "NOTSET") return user.op_type + " uses auto_pad " + ap->s;
-    if (user.op_type == "AveragePool" && attr_int(user, "count_include_pad", 0) == 0)
+    if (user.op_type == "AveragePool" && attr_int(user, "count_include_pad") == 0)
       return "AveragePool does not count pads (count_include_pad=0)";
     return {};
   }
@@ -327,7 +327,7 @@ class FusePad final : public GraphPass {
       return fmt::format("it pads with {} (MaxPool pads with -inf)", *value);
     if (pool.num_outputs() > 1 && pool.outputs[1] && !pool.outputs[1]->uses.empty())
       return "MaxPool's indices are read";
-    if (attr_int(pool, "ceil_mode", 0) != 0) return "MaxPool uses ceil_mode";
+    if (attr_int(pool, "ceil_mode") != 0) return "MaxPool uses ceil_mode";
     for (int64_t d : attr_ints(pool, "dilations"))
       if (d != 1) return "MaxPool is dilated";
     const Tensor* p = constant_of(pad.has_input(1) ? pad.inputs[1] : nullptr, f);
@@ -418,7 +418,7 @@ class FuseGemm final : public GraphPass {
       const bool swap2d = s && s->size() == 2 && (perm.empty() || perm == std::vector<int64_t>{1, 0});
       if (!swap2d || !ctx.allow()) continue;
       const char* flag = i == 0 ? "transA" : "transB";
-      set_attr_int(gemm, flag, attr_int(gemm, flag, 0) ? 0 : 1);
+      set_attr_int(gemm, flag, attr_int(gemm, flag) ? 0 : 1);
       g.set_input(&gemm, i, t->inputs[0]);
       ctx.applied(std::string("Transpose folded into Gemm's ") + flag, {node_label(*t)},
                   {node_label(gemm)});

@@ -124,7 +124,7 @@ class FuseGelu final : public FusionPass {
 int64_t trailing_axis(const Node& reduce, const InferFacts& f) {
   const auto& s = reduce.inputs[0]->type.shape;
   const Tensor* axes = reduce.has_input(1) ? constant_of(reduce.inputs[1], f) : nullptr;
-  if (!s || !axes || attr_int(reduce, "keepdims", 1) != 1) return -1;
+  if (!s || !axes || attr_int(reduce, "keepdims") != 1) return -1;
   const int64_t rank = static_cast<int64_t>(s->size());
   std::vector<int64_t> a = axes->to_int64s();
   for (int64_t& x : a) x = x < 0 ? x + rank : x;

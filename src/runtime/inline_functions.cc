@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ir/walk.h"
 #include "support/error.h"
 
 namespace kiln {
@@ -127,12 +128,8 @@ bool inline_graph(Graph& g, const Model& m) {
   bool changed = false;
   std::vector<Node*> order;
   std::vector<Node*> calls;
-  for (const auto& n : g.nodes()) {
-    for (auto& a : n->attrs) {
-      if (a.g) changed |= inline_graph(*a.g, m);
-      for (auto& sg : a.graphs) changed |= inline_graph(*sg, m);
-    }
-  }
+  for (const auto& n : g.nodes())
+    for_each_subgraph(*n, [&](Graph& sg) { changed |= inline_graph(sg, m); });
   const std::vector<Node*> original = [&] {
     std::vector<Node*> v;
     for (const auto& n : g.nodes()) v.push_back(n.get());

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ir/walk.h"
 #include "ops/op.h"
 #include "support/error.h"
 
@@ -31,29 +32,19 @@ class Runner : public SubgraphRunner {
 // Index of the last node of g that reads each value of g (values read by no node: absent).
 std::unordered_map<const Value*, size_t> last_uses(const Graph& g) {
   std::unordered_map<const Value*, size_t> last;
-  std::vector<const Graph*> todo;
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = *g.nodes()[i];
     for (const Value* v : n.inputs)
       if (v) last[v] = i;
     // values read inside this node's subgraphs live until the node is done
-    for (const auto& a : n.attrs) {
-      if (a.g) todo.push_back(a.g.get());
-      for (const auto& sg : a.graphs) todo.push_back(sg.get());
-    }
-    while (!todo.empty()) {
-      const Graph* sg = todo.back();
-      todo.pop_back();
-      for (const auto& sn : sg->nodes()) {
-        for (const Value* v : sn->inputs)
-          if (v) last[v] = i;
-        for (const auto& a : sn->attrs) {
-          if (a.g) todo.push_back(a.g.get());
-          for (const auto& x : a.graphs) todo.push_back(x.get());
-        }
-      }
-      for (const Value* v : sg->outputs) last[v] = i;
-    }
+    for_each_subgraph(n, [&](const Graph& body) {
+      for_each_nested_graph(body, [&](const Graph& sg) {
+        for (const auto& sn : sg.nodes())
+          for (const Value* v : sn->inputs)
+            if (v) last[v] = i;
+        for (const Value* v : sg.outputs) last[v] = i;
+      });
+    });
   }
   return last;
 }

@@ -16,7 +16,7 @@ std::unique_ptr<Session> Session::load(const std::filesystem::path& path,
 }
 
 void prepare_model(Model& model, const SessionOptions& opts) {
-  if (opts.allocation_cap > 0) set_allocation_cap(opts.allocation_cap);
+  AllocationCapScope cap(opts.allocation_cap);  // inference evaluates constant nodes
   check_model(model);
   inline_functions(model);
   if (opts.infer) infer_shapes(model);
@@ -77,6 +77,7 @@ void check_feeds(const std::vector<const Value*>& inputs, const std::vector<RtVa
 }
 
 std::vector<RtValue> Session::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
+  AllocationCapScope cap(opts_.allocation_cap);
   check_feeds(inputs_, feeds);
   // Graph inputs with an initializer keep it (kNone) unless fed.
   std::vector<RtValue> all;

@@ -15,7 +15,9 @@
 namespace kiln {
 
 struct SessionOptions {
-  int64_t allocation_cap = 0;  // bytes for one tensor; 0: the default (support/limits.h)
+  // Bytes for one tensor, while this session prepares and runs the model (AllocationCapScope);
+  // 0: the cap in force around it (by default limits::kDefaultAllocationCap).
+  int64_t allocation_cap = 0;
   bool infer = true;           // run shape inference at creation
 };
 

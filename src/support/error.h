@@ -13,6 +13,7 @@ enum class ErrorKind {
   kBadInput,     // inputs, flags or files given by the user are wrong
   kUnsupported,  // valid ONNX that kiln cannot handle (yet)
   kRuntime,      // a failure while running (index out of range, allocation cap ...)
+  kInternal,     // a bug in kiln: an invariant of its own code broke (KILN_ASSERT)
 };
 
 class Error : public std::runtime_error {
@@ -46,9 +47,11 @@ auto with_context(const std::string& context, Fn&& fn) -> decltype(fn()) {
     if (!(cond)) ::kiln::fail(kind, __VA_ARGS__);  \
   } while (0)
 
-// For violated invariants inside kiln (bugs), not for bad input.
-#define KILN_ASSERT(cond, msg)                                                              \
-  do {                                                                                      \
-    if (!(cond)) ::kiln::fail(::kiln::ErrorKind::kRuntime, "internal error: {} ({}:{})", msg, \
-                              __FILE__, __LINE__);                                          \
+// For violated invariants inside kiln (bugs), not for bad input: a kInternal error, which the
+// command line reports as a bug in kiln with its own exit code (3), apart from bad input (2).
+#define KILN_ASSERT(cond, msg)                                                               \
+  do {                                                                                       \
+    if (!(cond))                                                                             \
+      ::kiln::fail(::kiln::ErrorKind::kInternal, "internal error (a bug in kiln): {} ({}:{})", \
+                   msg, __FILE__, __LINE__);                                                 \
   } while (0)

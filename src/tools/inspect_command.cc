@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "ir/walk.h"
 #include "onnx/import.h"
 #include "onnx/type_constraints.h"
 #include "ops/check.h"
@@ -79,10 +80,10 @@ void walk(const Graph& g, Summary& s, bool top) {
       if (top && v->type.kind == TypeInfo::Kind::kUnknown)
         s.problems.push_back("value '" + v->name + "': type not inferred");
     }
-    for (const auto& a : n->attrs) {
-      if (a.g) { ++s.subgraphs; walk(*a.g, s, false); }
-      for (const auto& sg : a.graphs) { ++s.subgraphs; walk(*sg, s, false); }
-    }
+    for_each_subgraph(*n, [&](const Graph& sg) {
+      ++s.subgraphs;
+      walk(sg, s, false);
+    });
   }
   if (top) {
     for (const Value* v : g.initializers)

@@ -1,4 +1,5 @@
-// kiln: the command line. Exit codes: 0 success, 1 a check failed, 2 bad input (one line on stderr).
+// kiln: the command line. Exit codes: 0 success, 1 a check failed, 2 bad input (one line on stderr),
+// 3 an internal error: a bug in kiln, not in what it was given.
 #include <cstdio>
 #include <iostream>
 
@@ -7,6 +8,10 @@
 #include "tools/commands.h"
 
 namespace {
+
+// A bug in kiln (KILN_ASSERT, ErrorKind::kInternal), kept apart from bad input (2) so that a
+// caller, the hostile corpus or a fuzzer's driver, can tell the two apart.
+constexpr int kExitInternal = 3;
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -50,14 +55,19 @@ int main(int argc, char** argv) {
     for (auto& [sub, action] : commands)
       if (sub->parsed()) return action();
   } catch (const kiln::Error& e) {
+    if (e.kind() == kiln::ErrorKind::kInternal) {
+      std::cerr << "kiln: " << one_line(e.what()) << " (please report it)\n";
+      return kExitInternal;
+    }
     std::cerr << "kiln: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "kiln: error: out of memory\n";
     return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "kiln: internal error: " << one_line(e.what()) << "\n";
-    return 2;
+  } catch (const std::exception& e) {  // no kiln::Error: something kiln did not check for
+    std::cerr << "kiln: internal error (a bug in kiln): " << one_line(e.what())
+              << " (please report it)\n";
+    return kExitInternal;
   }
   return 0;
 }

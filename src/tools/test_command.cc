@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "ir/walk.h"
 #include "onnx/type_constraints.h"
 #include "ops/op.h"
 #include "runtime/compare.h"
@@ -42,16 +43,12 @@ void find_cases(const fs::path& p, std::vector<fs::path>& out, int depth = 0) {
 }
 
 bool has_random_ops(const Graph& g) {
-  for (const auto& n : g.nodes()) {
-    const OpSchema* s = OpRegistry::global().find(n->domain, n->op_type);
-    if (s && !s->deterministic) return true;
-    for (const auto& a : n->attrs) {
-      if (a.g && has_random_ops(*a.g)) return true;
-      for (const auto& sg : a.graphs)
-        if (has_random_ops(*sg)) return true;
-    }
-  }
-  return false;
+  bool random = false;
+  for_each_nested_node(g, [&](const Node& n) {
+    const OpSchema* s = OpRegistry::global().find(n.domain, n.op_type);
+    random |= s && !s->deterministic;
+  });
+  return random;
 }
 
 // Runs one case; returns "" on success or the reason it failed.
