@@ -17,6 +17,7 @@ namespace kiln {
 struct SessionOptions {
   int64_t allocation_cap = 0;  // bytes for one tensor; 0: the default (support/limits.h)
   bool infer = true;           // run shape inference at creation
+  bool allow_newer_opset = false;  // run opsets newer than kiln knows, with a warning on stderr
 };
 
 // What a Session does to a model before it can run: the checks, local functions inlined, shapes

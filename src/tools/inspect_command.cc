@@ -104,12 +104,15 @@ Action add_inspect(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto values = std::make_shared<bool>(false);
+  auto newer_opset = std::make_shared<bool>(false);
   app.add_option("model", *path, "ONNX model file")->required();
   app.add_flag("--json", *json, "Print one JSON object");
   app.add_flag("--values", *values, "List every intermediate value's type and shape");
+  add_allow_newer_opset(app, *newer_opset);
   return [=]() {
     Model m = load_model(*path);
-    check_model(m);
+    for (const std::string& w : check_model(m, {.allow_newer_opset = *newer_opset}))
+      std::cerr << "kiln: warning: " << w << "\n";
     InferFacts facts;
     infer_shapes(m, {}, &facts);
     // Nodes whose op version kiln has no signature for: their types are not checked.
