@@ -78,8 +78,16 @@ void check_opsets(const std::map<std::string, int64_t>& opsets, const std::strin
 std::vector<std::string> check_model(const Model& m, const CheckOptions& opts) {
   std::vector<std::string> warnings;
   check_opsets(m.opsets, "model", opts, warnings);
-  for (const Function& f : m.functions)
+  for (const Function& f : m.functions) {
     check_opsets(f.opsets, "function '" + f.name + "'", opts, warnings);
+    // A function's body is inlined into the model's graph: one version of each domain for both.
+    for (const auto& [domain, version] : f.opsets) {
+      const auto it = m.opsets.find(domain);
+      KILN_CHECK(it == m.opsets.end() || it->second == version, ErrorKind::kBadModel,
+                 "function '{}' imports {} opset {}, the model imports {}", f.name,
+                 domain.empty() ? "ai.onnx" : domain, version, it->second);
+    }
+  }
   for_each_node(m, [&](const Node& n) { check_node(n, m); });
   return warnings;
 }
