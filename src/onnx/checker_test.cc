@@ -58,7 +58,7 @@ TEST(Checker, RefusesUnknownAttributesOfTheOpVersion) {
   const std::string e = load_error(
       "<ir_version: 8, opset_import: [\"\" : 13]> agraph (float[2] x) => (float[2] y) "
       "{ y = Relu<bogus = 1>(x) }");
-  EXPECT_NE(e.find("node 'y' (Relu): unknown attribute 'bogus' (Relu-13 has: none)"),
+  EXPECT_NE(e.find("node producing 'y' (Relu): unknown attribute 'bogus' (Relu-13 has: none)"),
             std::string::npos)
       << e;
 }

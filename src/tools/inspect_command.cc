@@ -11,6 +11,7 @@
 #include "ops/cost.h"
 #include "ops/infer.h"
 #include "ops/op.h"
+#include "runtime/inline_functions.h"
 #include "tools/commands.h"
 #include "tools/json_text.h"
 
@@ -113,6 +114,14 @@ Action add_inspect(CLI::App& app) {
     Model m = load_model(*path);
     for (const std::string& w : check_model(m, {.allow_newer_opset = *newer_opset}))
       std::cerr << "kiln: warning: " << w << "\n";
+    // Calls of local functions are inferred where a Session runs them, inlined: check a second,
+    // inlined load so that what they make is judged too (the report shows the model as written).
+    if (!m.functions.empty()) {
+      Model inlined = load_model(*path);
+      inline_functions(inlined);
+      infer_shapes(inlined);
+      check_type_constraints(inlined);
+    }
     InferFacts facts;
     infer_shapes(m, {}, &facts);
     // Nodes whose op version kiln has no signature for: their types are not checked.
