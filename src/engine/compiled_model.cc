@@ -39,7 +39,8 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::filesystem::path& 
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
     : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
   apply_threads(opts_.threads);
-  prepare_model(model_, SessionOptions{.allocation_cap = opts_.allocation_cap});
+  prepare_model(model_, SessionOptions{.allocation_cap = opts_.allocation_cap,
+                                       .allow_newer_opset = opts_.allow_newer_opset});
   if (opts_.optimize_level > 0) {
     opt::optimize(model_, opt::level_pipeline(opts_.optimize_level));
     infer_shapes(model_);

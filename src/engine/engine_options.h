@@ -11,6 +11,7 @@ struct EngineOptions {
   bool winograd = true;         // 3x3 stride-1 convs by Winograd where oneDNN has it (fewer
                                 // multiplications, float32 error a few times larger)
   int64_t allocation_cap = 0;   // bytes for one tensor; 0: the default (support/limits.h)
+  bool allow_newer_opset = false;  // opsets newer than kiln knows: a warning, not a refusal
 };
 
 }  // namespace kiln::engine

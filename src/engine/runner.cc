@@ -34,7 +34,7 @@ class FastRunner : public ModelRunner {
 // The model after the optimizer's -O level (checked and inferred first, as it needs).
 Model optimized(Model m, const EngineOptions& opts) {
   if (opts.optimize_level <= 0) return m;
-  prepare_model(m, {.allocation_cap = opts.allocation_cap});
+  prepare_model(m, {.allocation_cap = opts.allocation_cap, .allow_newer_opset = opts.allow_newer_opset});
   opt::optimize(m, opt::level_pipeline(opts.optimize_level));
   return m;
 }
@@ -42,7 +42,8 @@ Model optimized(Model m, const EngineOptions& opts) {
 class ReferenceRunner : public ModelRunner {
  public:
   ReferenceRunner(Model m, const EngineOptions& opts)
-      : threads_(opts.threads), session_(optimized(std::move(m), opts), {.allocation_cap = opts.allocation_cap}) {}
+      : threads_(opts.threads), session_(optimized(std::move(m), opts),
+                 {.allocation_cap = opts.allocation_cap, .allow_newer_opset = opts.allow_newer_opset}) {}
   const Model& model() const override { return session_.model(); }
   const std::vector<const Value*>& inputs() const override { return session_.inputs(); }
   const std::vector<const Value*>& outputs() const override { return session_.outputs(); }

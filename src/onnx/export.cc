@@ -208,7 +208,7 @@ class Exporter {
   }
 
   void graph(const Graph& g, onnx::GraphProto& gp) {
-    gp.set_name(g.name);
+    gp.set_name(g.name.empty() ? "graph" : g.name);  // ONNX (and kiln's loader) want a name
     if (!g.doc_string.empty()) gp.set_doc_string(g.doc_string);
     metadata_to_unknown(gp, 16, g.metadata);
     for (const Value* v : g.inputs) value_info(*v, *gp.add_input());

@@ -9,6 +9,7 @@
 
 #include "onnx/normalize.h"
 #include "onnx/proto.h"
+#include "onnx/signature_check.h"
 #include "onnx/tensor_proto.h"
 #include "support/error.h"
 #include "support/limits.h"
@@ -87,8 +88,10 @@ class Importer {
 
     for (auto& fp : *mp.mutable_functions()) m.functions.push_back(function(fp, m));
     KILN_CHECK(mp.has_graph(), ErrorKind::kBadModel, "model: no graph");
+    KILN_CHECK(!mp.graph().name().empty(), ErrorKind::kBadModel, "model: the graph has no name");
     opsets_ = &m.opsets;
     m.graph = std::make_unique<Graph>();
+    main_ = m.graph.get();
     graph(*mp.mutable_graph(), *m.graph, m.opsets);
     return m;
   }
@@ -114,8 +117,11 @@ class Importer {
     auto tensor_like = [&](int32_t elem, bool has_shape, const onnx::TensorShapeProto& shape,
                            TypeInfo::Kind kind) {
       t.kind = kind;
-      KILN_CHECK(elem == 0 || is_valid_dtype(elem), ErrorKind::kBadModel,
-                 "{}: unknown element type {}", what, elem);
+      // A tensor type always names its element type (ONNX's checker asks for the field; kiln
+      // does not guess one and infer onward from it).
+      KILN_CHECK(elem != 0, ErrorKind::kBadModel, "{}: element type is undefined", what);
+      KILN_CHECK(is_valid_dtype(elem), ErrorKind::kBadModel, "{}: unknown element type {}", what,
+                 elem);
       t.elem = static_cast<DataType>(elem);
       if (has_shape) {
         KILN_CHECK(shape.dim_size() <= limits::kMaxRank, ErrorKind::kBadModel,
@@ -162,7 +168,20 @@ class Importer {
     return t;
   }
 
-  void declare(Value* v, const onnx::ValueInfoProto& vi) {
+  // `io` names a main-graph input or output: ONNX requires those to declare a type, and a tensor
+  // type its shape (dims may be unknown or symbolic); a subgraph's may leave them to inference.
+  void declare(Value* v, const onnx::ValueInfoProto& vi, const char* io = nullptr) {
+    if (io) {
+      KILN_CHECK(vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET,
+                 ErrorKind::kBadModel, "graph {} '{}' has no type", io, vi.name());
+      const onnx::TypeProto& tp = vi.type();
+      KILN_CHECK(!tp.has_tensor_type() || tp.tensor_type().has_shape(), ErrorKind::kBadModel,
+                 "graph {} '{}' has no shape (the main graph's inputs and outputs need one; its "
+                 "dims may be symbolic or unknown)", io, vi.name());
+      KILN_CHECK(!tp.has_sequence_type() || tp.sequence_type().has_elem_type(),
+                 ErrorKind::kBadModel, "graph {} '{}' is a sequence without an element type", io,
+                 vi.name());
+    }
     if (vi.has_type()) {
       v->type = type(vi.type(), "value '" + vi.name() + "'");
       v->has_declared_type = true;
@@ -234,6 +253,7 @@ class Importer {
                                    const std::string& what) {
     KILN_CHECK(parent->depth() + 1 < limits::kMaxGraphNesting, ErrorKind::kBadModel,
                "{}: subgraphs nested deeper than {}", what, limits::kMaxGraphNesting);
+    KILN_CHECK(!gp.name().empty(), ErrorKind::kBadModel, "{}: the graph has no name", what);
     auto g = std::make_shared<Graph>(parent);
     graph(gp, *g, opsets);
     return g;
@@ -247,9 +267,11 @@ class Importer {
 
     for (const auto& in : gp.input()) {
       KILN_CHECK(!in.name().empty(), ErrorKind::kBadModel, "{}: an input has no name", gname);
+      KILN_CHECK(!g.find(in.name()), ErrorKind::kBadModel, "{}: input '{}' is listed twice", gname,
+                 in.name());
       Value* v = g.add_value(in.name());
       v->is_graph_input = true;
-      declare(v, in);
+      declare(v, in, &g == main_ ? "input" : nullptr);
       g.inputs.push_back(v);
     }
     for (auto& tp : *gp.mutable_initializer()) {
@@ -258,9 +280,14 @@ class Importer {
       Value* v = g.find(tp.name());
       KILN_CHECK(!v || (v->is_graph_input && !v->is_constant()), ErrorKind::kBadModel,
                  "{} is defined twice", what);
+      // Before IR 4 every initializer is a graph input too (the inputs declare their types).
+      KILN_CHECK(v || ir_version_ >= 4, ErrorKind::kBadModel,
+                 "{} is not a graph input (ir_version {} requires every initializer to be one)",
+                 what, ir_version_);
       if (!v) v = g.add_value(tp.name());
       v->data = tensor_from_proto(tp, &external_, what);
       if (!v->has_declared_type) v->type = TypeInfo::tensor(v->data.dtype(), shape_of(v->data.dims()));
+      else check_initializer_type(*v, what);
       g.initializers.push_back(v);
     }
     // Before IR 4 every initializer had to be listed as an input too: there they are constants,
@@ -309,6 +336,11 @@ class Importer {
         KILN_CHECK(!g.find(name), ErrorKind::kBadModel,
                    "node '{}' ({}): output '{}' is already defined (duplicate assignment)",
                    n->name, n->op_type, name);
+        // Single assignment holds across scopes: a subgraph may read an outer value, not
+        // assign its name again.
+        KILN_CHECK(!g.lookup(name), ErrorKind::kBadModel,
+                   "node '{}' ({}): output '{}' is already defined in an enclosing graph",
+                   n->name, n->op_type, name);
         g.set_output(n, i, g.add_value(name));
       }
       nodes.push_back(n);
@@ -338,7 +370,7 @@ class Importer {
       Value* v = g.lookup(out.name());
       KILN_CHECK(v, ErrorKind::kBadModel, "{}: output '{}' is not produced by any node", gname,
                  out.name());
-      if (v->owner == &g) declare(v, out);
+      if (v->owner == &g) declare(v, out, &g == main_ ? "output" : nullptr);
       g.outputs.push_back(v);
     }
     for (const auto& vi : gp.value_info()) {
@@ -379,7 +411,23 @@ class Importer {
     return f;
   }
 
+  // A graph input with an initializer: the data must be of the type the input declares.
+  static void check_initializer_type(const Value& v, const std::string& what) {
+    const TypeInfo& t = v.type;
+    if (t.kind == TypeInfo::Kind::kUnknown) return;
+    KILN_CHECK(t.kind == TypeInfo::Kind::kTensor && t.elem == v.data.dtype(), ErrorKind::kBadModel,
+               "{} is {}, its graph input declares {}", what,
+               TypeInfo::tensor(v.data.dtype(), shape_of(v.data.dims())).to_string(), t.to_string());
+    if (!t.shape) return;
+    bool fits = t.shape->size() == v.data.dims().size();
+    for (size_t i = 0; fits && i < t.shape->size(); ++i)
+      fits = !(*t.shape)[i].is_known() || (*t.shape)[i].value() == v.data.dims()[i];
+    KILN_CHECK(fits, ErrorKind::kBadModel, "{} has dims {}, its graph input declares {}", what,
+               dims_to_string(v.data.dims()), t.to_string());
+  }
+
   ExternalData external_;
+  const Graph* main_ = nullptr;  // the model's graph (not a subgraph or a function body)
   const std::map<std::string, int64_t>* opsets_ = nullptr;
   int64_t ir_version_ = 0;
 };
@@ -421,6 +469,7 @@ Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path&
   Importer importer(dir);
   Model m = importer.import(mp);
   check_function_calls(m);
+  check_signatures(m);  // on the nodes as the file wrote them
   normalize_opsets(m);
   return m;
 }

@@ -57,7 +57,10 @@ std::string squeeze11_model(int64_t weights) {
   axes->set_name("axes");
   axes->set_type(onnx::AttributeProto::INTS);
   axes->add_ints(0);
-  g->add_output()->set_name("y");
+  auto* y = g->add_output();  // the main graph's outputs declare a type and a shape (as ONNX asks)
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(weights);
   return mp.SerializeAsString();
 }
 

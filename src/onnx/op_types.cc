@@ -53,7 +53,8 @@ std::vector<FormalTypes> parse_formals(std::string_view text, const TypeParams& 
       f.variadic = true;
       f.homogeneous = type.back() == '*';
     }
-    if (f.variadic || type.ends_with('?')) type.remove_suffix(1);
+    f.optional = type.ends_with('?');
+    if (f.variadic || f.optional) type.remove_suffix(1);
     f.type_str = type;
     const auto p = params.find(type);
     f.types = p != params.end() ? p->second : std::vector<std::string>{f.type_str};
@@ -111,7 +112,8 @@ std::vector<FormalTypes> formals_of(const OpSchema& s,
     FormalTypes ft{.type_str = f.GetTypeStr(),
                    .types = {},
                    .variadic = f.GetOption() == OpSchema::Variadic,
-                   .homogeneous = f.GetIsHomogeneous()};
+                   .homogeneous = f.GetIsHomogeneous(),
+                   .optional = f.GetOption() == OpSchema::Optional};
     // The constraint's list keeps the spec's order (f.GetTypes() is a hash set).
     for (const auto& c : s.typeConstraintParams())
       if (c.type_param_str == ft.type_str) ft.types = c.allowed_type_strs;
@@ -159,6 +161,12 @@ const OpTypes* find_op_types(const std::string& domain, const std::string& op_ty
   const Found table = from_table(domain, op_type, opset);
   const Found libonnx = from_libonnx(domain, op_type, opset);
   return table.since >= libonnx.since && table.since > 0 ? table.types : libonnx.types;
+}
+
+int newest_known_opset(const std::string& domain) {
+  for (const OpTypesDomain& d : op_types_table_domains())
+    if (d.domain == domain) return d.newest;
+  return 0;
 }
 
 void load_op_types() {

@@ -15,6 +15,7 @@ struct FormalTypes {
   std::vector<std::string> types;  // what it allows, ONNX spelling, in the spec's order
   bool variadic = false;           // the last formal, repeated for the remaining values
   bool homogeneous = true;         // a variadic whose values share one type (not Loop's V)
+  bool optional = false;           // may be omitted (an empty name, or absent at the end)
 };
 
 struct OpTypes {
@@ -27,6 +28,10 @@ struct OpTypes {
 // an op or domain neither source has, an opset before the op existed, a deprecated version.
 // Thread-safe; the result lives as long as the process.
 const OpTypes* find_op_types(const std::string& domain, const std::string& op_type, int opset);
+
+// The newest opset version of `domain` (ai.onnx is "") whose ops kiln knows, or 0 for a domain it
+// does not know (not ONNX). A model importing a newer one may use ops whose meaning changed.
+int newest_known_opset(const std::string& domain);
 
 // Loads both sources now (libonnx's registry takes about 50 ms), so that processes forked
 // afterwards share them instead of each loading them again.

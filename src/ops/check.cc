@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ir/walk.h"
+#include "onnx/op_types.h"
 #include "ops/op.h"
 #include "support/error.h"
 
@@ -56,10 +57,39 @@ void check_node(const Node& n, const Model& m) {
   }
 }
 
+// Opset imports beyond kiln's knowledge: a refusal, or a warning when allowed.
+void check_opsets(const std::map<std::string, int64_t>& opsets, const std::string& who,
+                  const CheckOptions& opts, std::vector<std::string>& warnings) {
+  for (const auto& [domain, version] : opsets) {
+    const int newest = newest_known_opset(domain);
+    if (newest == 0 || version <= newest) continue;  // not an ONNX domain, or known
+    const std::string what = fmt::format("{} imports {} opset {}; kiln knows up to {}", who,
+                                         domain.empty() ? "ai.onnx" : domain, version, newest);
+    KILN_CHECK(opts.allow_newer_opset, ErrorKind::kUnsupported,
+               "{} (its ops may have changed meaning since; --allow-newer-opset runs them as "
+               "opset {} defines them)", what, newest);
+    warnings.push_back(what + ": its ops are run as opset " + std::to_string(newest) +
+                       " defines them");
+  }
+}
+
 }  // namespace
 
-void check_model(const Model& m) {
+std::vector<std::string> check_model(const Model& m, const CheckOptions& opts) {
+  std::vector<std::string> warnings;
+  check_opsets(m.opsets, "model", opts, warnings);
+  for (const Function& f : m.functions) {
+    check_opsets(f.opsets, "function '" + f.name + "'", opts, warnings);
+    // A function's body is inlined into the model's graph: one version of each domain for both.
+    for (const auto& [domain, version] : f.opsets) {
+      const auto it = m.opsets.find(domain);
+      KILN_CHECK(it == m.opsets.end() || it->second == version, ErrorKind::kBadModel,
+                 "function '{}' imports {} opset {}, the model imports {}", f.name,
+                 domain.empty() ? "ai.onnx" : domain, version, it->second);
+    }
+  }
   for_each_node(m, [&](const Node& n) { check_node(n, m); });
+  return warnings;
 }
 
 }  // namespace kiln

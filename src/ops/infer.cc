@@ -1,5 +1,6 @@
 #include "ops/infer.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "ir/walk.h"
@@ -24,6 +25,29 @@ TypeInfo merge_declared(TypeInfo inferred, const TypeInfo& declared) {
         (*inferred.shape)[i] = (*declared.shape)[i];
   }
   return inferred;
+}
+
+// A declared type (graph output, value_info, subgraph input) must agree with what inference found
+// where both know it: the element type, the rank and each known dim (ONNX's checker refuses the
+// same disagreements).
+bool agrees(const TypeInfo& inferred, const TypeInfo& declared) {
+  if (inferred.kind != TypeInfo::Kind::kTensor || declared.kind != TypeInfo::Kind::kTensor) return true;
+  bool agree = inferred.elem == DataType::kUndefined || declared.elem == DataType::kUndefined ||
+               inferred.elem == declared.elem;
+  if (agree && inferred.shape && declared.shape) {
+    agree = inferred.shape->size() == declared.shape->size();
+    for (size_t i = 0; agree && i < inferred.shape->size(); ++i) {
+      const Dim &a = (*inferred.shape)[i], &b = (*declared.shape)[i];
+      agree = !a.is_known() || !b.is_known() || a.value() == b.value();
+    }
+  }
+  return agree;
+}
+
+void check_declared(const Node& n, const Value& out, const TypeInfo& inferred) {
+  KILN_CHECK(agrees(inferred, out.type), ErrorKind::kBadModel,
+             "{}output '{}' is {}, the graph declares it {}", n.where(), out.name,
+             inferred.to_string(), out.type.to_string());
 }
 
 class Inferrer {
@@ -89,6 +113,7 @@ class Inferrer {
       if (!out) continue;
       const auto& t = ctx.outputs()[i];
       TypeInfo inferred = t ? *t : TypeInfo{};
+      if (out->has_declared_type) check_declared(n, *out, inferred);
       out->type = out->has_declared_type ? merge_declared(std::move(inferred), out->type)
                                          : std::move(inferred);
       if (ctx.output_values()[i]) {
@@ -157,8 +182,14 @@ class Inferrer {
   }
 
   std::vector<TypeInfo> subgraph(Graph& g, const std::vector<TypeInfo>& in) {
+    KILN_CHECK(g.inputs.size() == in.size(), ErrorKind::kBadModel,
+               "subgraph '{}' has {} inputs, the node gives it {}", g.name, g.inputs.size(),
+               in.size());
     for (size_t i = 0; i < g.inputs.size() && i < in.size(); ++i) {
       Value* v = g.inputs[i];
+      KILN_CHECK(!v->has_declared_type || agrees(in[i], v->type), ErrorKind::kBadModel,
+                 "subgraph '{}': input '{}' is given {}, the subgraph declares it {}", g.name,
+                 v->name, in[i].to_string(), v->type.to_string());
       v->type = v->has_declared_type ? merge_declared(in[i], v->type) : in[i];
     }
     graph(g);

@@ -193,12 +193,12 @@ void infer_affine_grid(InferContext& ctx) {
   const auto& ss = ctx.input_shape(1);
   if (ss && ss->size() == 1 && (*ss)[0].is_known()) {
     const int64_t k = (*ss)[0].value();
-    Shape out(k - 1, Dim());
-    if (k >= 4) {
-      const auto& ts = ctx.input_shape(0);
-      if (ts && !ts->empty()) out[0] = (*ts)[0];
-      out.back() = Dim(k - 2);
-    }
+    if (k != 4 && k != 5) ctx.fail_here("size must have 4 or 5 elements");
+    // size [N, C, spatial...] gives the grid [N, spatial..., k - 2]: rank k.
+    Shape out(k, Dim());
+    const auto& ts = ctx.input_shape(0);
+    if (ts && !ts->empty()) out[0] = (*ts)[0];
+    out.back() = Dim(k - 2);
     ctx.set_output(0, dt, out);
     return;
   }

@@ -265,7 +265,7 @@ TEST(OptLinearAffine, PerChannelMulAndAddFoldIntoConv) {
 
 TEST(OptPad, ZeroPadFoldsIntoConv) {
   auto o = optimize_text(
-      model(17, "(float[1,2,5,5] x) => (float[1,2,7,5] y)",
+      model(17, "(float[1,2,5,5] x) => (float[1,2,7,6] y)",
             fmt::format(R"(
       p = Constant <value = int64[8] {{0, 0, 2, 1, 0, 0, 2, 1}}> ()
       xp = Pad(x, p)

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "onnx/export.h"
+#include "ops/infer.h"
 #include "profile/profile_test_util.h"
 #include "support/error.h"
 
@@ -13,7 +14,10 @@ namespace {
 std::filesystem::path saved_tiny_mlp() {
   const auto path = std::filesystem::temp_directory_path() /
                     ("kiln_profile_target_" + std::to_string(getpid()) + ".onnx");
-  save_model(testing::tiny_mlp(), path);
+  // Inferred first, so that the file declares its output's type (the loader asks for it).
+  Model m = testing::tiny_mlp();
+  infer_shapes(m);
+  save_model(m, path);
   return path;
 }
 

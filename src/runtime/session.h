@@ -19,6 +19,7 @@ struct SessionOptions {
   // 0: the cap in force around it (by default limits::kDefaultAllocationCap).
   int64_t allocation_cap = 0;
   bool infer = true;           // run shape inference at creation
+  bool allow_newer_opset = false;  // run opsets newer than kiln knows, with a warning on stderr
 };
 
 // What a Session does to a model before it can run: the checks, local functions inlined, shapes

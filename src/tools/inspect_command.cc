@@ -12,6 +12,7 @@
 #include "ops/cost.h"
 #include "ops/infer.h"
 #include "ops/op.h"
+#include "runtime/inline_functions.h"
 #include "tools/commands.h"
 #include "tools/json_text.h"
 
@@ -105,12 +106,23 @@ Action add_inspect(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto values = std::make_shared<bool>(false);
+  auto newer_opset = std::make_shared<bool>(false);
   app.add_option("model", *path, "ONNX model file")->required();
   app.add_flag("--json", *json, "Print one JSON object");
   app.add_flag("--values", *values, "List every intermediate value's type and shape");
+  add_allow_newer_opset(app, *newer_opset);
   return [=]() {
     Model m = load_model(*path);
-    check_model(m);
+    for (const std::string& w : check_model(m, {.allow_newer_opset = *newer_opset}))
+      std::cerr << "kiln: warning: " << w << "\n";
+    // Calls of local functions are inferred where a Session runs them, inlined: check a second,
+    // inlined load so that what they make is judged too (the report shows the model as written).
+    if (!m.functions.empty()) {
+      Model inlined = load_model(*path);
+      inline_functions(inlined);
+      infer_shapes(inlined);
+      check_type_constraints(inlined);
+    }
     InferFacts facts;
     infer_shapes(m, {}, &facts);
     // Nodes whose op version kiln has no signature for: their types are not checked.

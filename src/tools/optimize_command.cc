@@ -34,6 +34,7 @@ struct OptimizeArgs {
   bool list = false;
   bool check_each_pass = false;
   bool external_data = false;
+  bool allow_newer_opset = false;
   int64_t fold_max_bytes = int64_t{1} << 30;
   double rtol = 1e-3, atol = 1e-4;
   uint64_t seed = 0;
@@ -41,9 +42,10 @@ struct OptimizeArgs {
   std::vector<std::string> inputs;  // folders of input_N.pb to verify on
 };
 
-Model load_checked(const std::string& path) {
+Model load_checked(const std::string& path, bool allow_newer_opset) {
   Model m = load_model(path);
-  check_model(m);
+  for (const std::string& w : check_model(m, {.allow_newer_opset = allow_newer_opset}))
+    std::cerr << "kiln: warning: " << w << "\n";
   infer_shapes(m);
   return m;
 }
@@ -102,7 +104,7 @@ int run_optimize(const OptimizeArgs& a) {
     passes.insert(passes.begin(), "raise-opset");
 
   const auto t0 = clock::now();
-  Model m = load_checked(a.model);
+  Model m = load_checked(a.model, a.allow_newer_opset);
   const double load_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
   opt::ModelStats before = opt::model_stats(m);
   before.file_bytes = saved_bytes(a.model);
@@ -143,8 +145,8 @@ int run_optimize(const OptimizeArgs& a) {
     vopts.inputs.seed = a.seed;
     vopts.inputs.dims = parse_dims(a.dims);
     vopts.tolerance = {a.rtol, a.atol};
-    auto original = Session::load(a.model);
-    auto optimized = Session::load(a.out);
+    auto original = Session::load(a.model, {.allow_newer_opset = a.allow_newer_opset});
+    auto optimized = Session::load(a.out, {.allow_newer_opset = a.allow_newer_opset});
     check_dim_names(original->inputs(), vopts.inputs.dims);
     for (const std::string& dir : a.inputs)
       vopts.given.push_back(read_values(dir, "input", original->inputs()));
@@ -164,7 +166,7 @@ int run_optimize(const OptimizeArgs& a) {
     if (!vr.ok) {
       status = 1;
       if (a.bisect) {
-        const auto br = opt::bisect([&] { return load_checked(a.model); }, passes, opts, ref, vopts);
+        const auto br = opt::bisect([&] { return load_checked(a.model, a.allow_newer_opset); }, passes, opts, ref, vopts);
         report.verify->bisect = br;
         if (br.first_bad)
           std::cout << fmt::format("bisect: rewrite {} of {} breaks the outputs: pass '{}': {} "
@@ -201,6 +203,7 @@ Action add_optimize(CLI::App& app) {
   app.add_option("--verify", a->verify, "Run both models on N seeded random input sets");
   app.add_option("--inputs", a->inputs,
                  "Also verify on this folder's input_N.pb files (repeatable; alone: only on them)");
+  add_allow_newer_opset(app, a->allow_newer_opset);
   app.add_flag("--bisect", a->bisect, "When verification fails, find the rewrite that broke it");
   app.add_option("--dim", a->dims, "Value of a symbolic dim for --verify, NAME=VALUE (default: the smallest size that runs)");
   app.add_option("--seed", a->seed, "First random seed for --verify");

@@ -17,6 +17,7 @@ Action add_run(CLI::App& app) {
   auto engine_name = std::make_shared<std::string>("fast");
   auto threads = std::make_shared<int>(0);
   auto level = std::make_shared<int>(2);
+  auto newer_opset = std::make_shared<bool>(false);
   app.add_option("model", *model, "ONNX model file")->required();
   app.add_option("--inputs", *inputs, "Folder of input_N.pb (TensorProto) files")->required();
   app.add_option("--outputs", *outputs, "Folder to write output_N.pb files into")->required();
@@ -24,9 +25,11 @@ Action add_run(CLI::App& app) {
   app.add_option("--threads", *threads, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
   app.add_option("-O", *level, "Optimize the model first as kiln optimize -O N does (default 2; 0: as it is)")
       ->check(CLI::Range(0, 3));
+  add_allow_newer_opset(app, *newer_opset);
   return [=]() {
     auto runner = engine::open_model(*model, engine::parse_engine_kind(*engine_name),
-                                     {.threads = *threads, .optimize_level = *level});
+                                     {.threads = *threads, .optimize_level = *level,
+                                      .allow_newer_opset = *newer_opset});
     auto feeds = read_values(*inputs, "input", runner->inputs());
     auto results = runner->run(feeds);
     std::filesystem::create_directories(*outputs);
