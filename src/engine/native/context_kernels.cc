@@ -1,4 +1,4 @@
-#include "engine/context_kernels.h"
+#include "engine/native/context_kernels.h"
 
 #include <algorithm>
 #include <array>
