@@ -9,7 +9,7 @@
 #include "engine/native/native_step.h"
 #include "engine/native/row_epilogue.h"
 #include "engine/onednn/conv_geometry.h"
-#include "engine/onednn/epilogue.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/threads.h"
 
 namespace kiln::engine {

@@ -9,7 +9,7 @@
 #include "engine/native/physical_order.h"
 #include "engine/native/row_epilogue.h"
 #include "engine/onednn/deconv_geometry.h"
-#include "engine/onednn/epilogue.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/threads.h"
 
 namespace kiln::engine {

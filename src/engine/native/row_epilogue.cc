@@ -1,6 +1,6 @@
 #include "engine/native/row_epilogue.h"
 
-#include "engine/onednn/epilogue.h"
+#include "engine/onednn/post_ops.h"
 
 namespace kiln::engine {
 

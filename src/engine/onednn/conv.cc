@@ -12,7 +12,7 @@
 #include "engine/onednn/conv_geometry.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
-#include "engine/onednn/epilogue.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
 #include "ops/nn_common.h"

@@ -8,7 +8,7 @@
 #include "engine/native/native_step.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
-#include "engine/onednn/epilogue.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/onednn/onednn_kernels.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"

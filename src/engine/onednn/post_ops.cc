@@ -1,4 +1,4 @@
-#include "engine/onednn/epilogue.h"
+#include "engine/onednn/post_ops.h"
 
 #include <cmath>
 #include <limits>
