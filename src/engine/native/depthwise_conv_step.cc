@@ -6,6 +6,7 @@
 // GlobalAveragePool of the result (squeeze-and-excitation's) is summed from each row in cache.
 #include "engine/cpu/depthwise_conv.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/row_epilogue.h"
 #include "engine/onednn/conv_geometry.h"
@@ -136,9 +137,7 @@ bool build_depthwise(Group& g, Lowering& lw) {
 
 }  // namespace
 
-KernelImpl depthwise_conv_impl() {
-  return {.name = "cpu.depthwise_conv", .fuses = true, .fuses_producers = true,
-          .match = match_depthwise, .build = build_depthwise};
-}
+constinit const KernelImpl kCpuDepthwiseConv{.name = "cpu.depthwise_conv",
+                                             .match = match_depthwise, .build = build_depthwise};
 
 }  // namespace kiln::engine

@@ -5,6 +5,7 @@
 // no reorder is needed, and the result keeps that layout.
 #include "engine/cpu/fused_elementwise.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
 #include "engine/onednn/dnnl_context.h"
@@ -181,12 +182,7 @@ bool build_chain(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_native_elementwise(KernelTable& t) {
-  const KernelImpl chain{.name = "cpu.elementwise", .match = match_chain, .build = build_chain};
-  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "HardSigmoid", "HardSwish",
-                         "Exp", "Sqrt", "Neg", "Abs", "Reciprocal", "Clip", "Gelu", "Add", "Sub",
-                         "Mul", "Div", "Max", "Min", "Pow"})
-    t.add("", op, DataType::kFloat, chain);
-}
+constinit const KernelImpl kCpuElementwise{.name = "cpu.elementwise", .match = match_chain,
+                                           .build = build_chain};
 
 }  // namespace kiln::engine

@@ -56,18 +56,4 @@ void add_normalizing_concat_step(const Node& n, const std::vector<int>& reads, i
 void add_channel_concat_step(const Node& n, const std::vector<int>& reads,
                              std::vector<int64_t> blocks, int64_t out_block, int out, Lowering& lw);
 
-void register_native_elementwise(KernelTable& t);
-void register_native_normalization(KernelTable& t);
-void register_native_data_movement(KernelTable& t);
-void register_native_reduce(KernelTable& t);
-void register_native_shuffle(KernelTable& t);
-void register_native_resize(KernelTable& t);
-
-// ConvTranspose whose kernel equals its strides (patch_deconv_step.cc), registered by the oneDNN
-// deconvolution ahead of its own.
-KernelImpl patch_deconv_impl();
-// Depthwise Conv 2-D (depthwise_conv_step.cc), registered by the oneDNN convolution ahead of its
-// own.
-KernelImpl depthwise_conv_impl();
-
 }  // namespace kiln::engine

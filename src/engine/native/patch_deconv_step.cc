@@ -5,6 +5,7 @@
 // blocks: PP-OCR's detector head (24 -> 1 channels, 320x320 -> 640x640) took 166 ms there.
 #include "engine/cpu/patch_deconv.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
 #include "engine/native/row_epilogue.h"
@@ -85,9 +86,8 @@ bool build_patch_deconv(Group& g, Lowering& lw) {
 
 }  // namespace
 
-KernelImpl patch_deconv_impl() {
-  return {.name = "cpu.patch_deconv", .fuses = true, .match = match_patch_deconv,
-          .build = build_patch_deconv};
-}
+constinit const KernelImpl kCpuPatchDeconv{.name = "cpu.patch_deconv",
+                                           .match = match_patch_deconv,
+                                           .build = build_patch_deconv};
 
 }  // namespace kiln::engine

@@ -10,8 +10,8 @@
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
-#include "engine/onednn/post_ops.h"
 #include "engine/onednn/onednn_kernels.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
 #include "ops/attrs.h"
@@ -337,11 +337,7 @@ bool build_product(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_matmul(KernelTable& t) {
-  const KernelImpl impl{.name = "onednn.matmul", .fuses = true, .match = match_product,
-                        .build = build_product};
-  t.add("", "MatMul", DataType::kFloat, impl);
-  t.add("", "Gemm", DataType::kFloat, impl);
-}
+constinit const KernelImpl kOnednnMatmul{.name = "onednn.matmul", .match = match_product,
+                                         .build = build_product};
 
 }  // namespace kiln::engine

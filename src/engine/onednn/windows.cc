@@ -319,16 +319,13 @@ bool build_slice(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_windows(KernelTable& t) {
-  t.add("", "Slice", DataType::kFloat,
-        {.name = "onednn.slice", .match = match_slice, .build = build_slice});
-  t.add("", "Concat", DataType::kFloat,
-        {.name = "onednn.concat", .fuses = true, .match = match_normalizing_concat,
-         .build = build_concat});
-  t.add("", "Concat", DataType::kFloat,
-        {.name = "onednn.concat", .match = match_concat, .build = build_concat});
-  t.add("", "Split", DataType::kFloat,
-        {.name = "onednn.split", .match = match_split, .build = build_split});
-}
+constinit const KernelImpl kOnednnSlice{.name = "onednn.slice", .match = match_slice,
+                                        .build = build_slice};
+constinit const KernelImpl kOnednnNormalizingConcat{
+    .name = "onednn.concat", .match = match_normalizing_concat, .build = build_concat};
+constinit const KernelImpl kOnednnConcat{.name = "onednn.concat", .match = match_concat,
+                                         .build = build_concat};
+constinit const KernelImpl kOnednnSplit{.name = "onednn.split", .match = match_split,
+                                        .build = build_split};
 
 }  // namespace kiln::engine
