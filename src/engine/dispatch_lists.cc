@@ -41,10 +41,14 @@ const std::vector<DispatchList>& dispatch_lists() {
         "Pow"},
        kFloat,
        {{&kCpuElementwise, kAll}}},
-      // Data movement. A Concat of a channel shuffle's groups is the shuffle's step; row-major
-      // pieces of any type are kiln's copies.
+      // Data movement. Concats are kiln's copies where their pieces' layouts allow (row-major
+      // pieces of any type included), else oneDNN's; a Concat of a channel shuffle's groups is
+      // the shuffle's step.
       {{"Concat"}, kFloat,
-       {{&kOnednnNormalizingConcat, kFusing}, {&kOnednnConcat, kAll}, {&kCpuConcatShuffle, kFusing}}},
+       {{&kCpuConcatNormalizing, kFusing},
+        {&kCpuConcatLaidOut, kAll},
+        {&kOnednnConcat, kAll},
+        {&kCpuConcatShuffle, kFusing}}},
       {{"Concat"}, kAnyType, {{&kCpuConcat, kAll}}},
       {{"Split"}, kFloat, {{&kOnednnSplit, kAll}}},
       {{"Slice"}, kFloat, {{&kOnednnSlice, kAll}}},

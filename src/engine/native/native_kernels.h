@@ -12,6 +12,8 @@ extern const KernelImpl kCpuLayerNorm;
 extern const KernelImpl kCpuTranspose;       // data_movement_steps.cc
 extern const KernelImpl kCpuGather;
 extern const KernelImpl kCpuConcat;
+extern const KernelImpl kCpuConcatLaidOut;      // concat_layouts.cc
+extern const KernelImpl kCpuConcatNormalizing;
 extern const KernelImpl kCpuReduce;          // reduce_steps.cc
 extern const KernelImpl kCpuChannelShuffle;  // channel_shuffle.cc
 extern const KernelImpl kCpuConcatShuffle;

@@ -2,6 +2,7 @@
 // checked against the dims the plan was made for, outputs written into planned buffers.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "engine/kernel_table.h"
@@ -34,6 +35,10 @@ int64_t dims_product(const std::vector<int64_t>& dims, size_t from, size_t to);
 // The slot the output of the current group may share with input slot `s` (in place): s when the
 // value dies here and has the output's bytes, else -1.
 int in_place_share(Lowering& lw, int s, size_t out_bytes);
+
+// The axis of a Concat of float pieces with known positive dims, none of them constant, along an
+// axis of their rank; nullopt for any other (concat_layouts.cc; onednn.concat takes the same).
+std::optional<int> float_concat_axis(const Node& n, const GraphFacts& f);
 
 // A cpu.concat step of the node: input k (slot reads[k]) viewed as [outer, lens[k] * inner] in
 // memory, the output (slot out) as [outer, sum(lens) * inner]. Any dense layout works when these

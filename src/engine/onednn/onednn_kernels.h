@@ -12,7 +12,6 @@ extern const KernelImpl kOnednnMatmul;     // matmul.cc: MatMul and Gemm
 extern const KernelImpl kOnednnPool;       // pool.cc
 extern const KernelImpl kOnednnBatchNorm;  // batch_norm.cc
 extern const KernelImpl kOnednnSlice;      // windows.cc
-extern const KernelImpl kOnednnNormalizingConcat;
 extern const KernelImpl kOnednnConcat;
 extern const KernelImpl kOnednnSplit;
 extern const KernelImpl kOnednnAttention;  // attention.cc
