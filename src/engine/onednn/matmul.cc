@@ -238,7 +238,7 @@ std::vector<EpilogueUnit> c_units(const Product& p, const GraphFacts& f) {
   if (!p.c || c_is_bias(p, f)) return {};
   const bool full = *f.dims(p.c) == p.dst && !f.constant(p.c);
   PostOp op = full ? PostOp{.kind = PostOp::Kind::kSum, .operand = p.c}
-                   : PostOp{.kind = PostOp::Kind::kBinary, .alg = dnnl::algorithm::binary_add,
+                   : PostOp{.kind = PostOp::Kind::kBinary, .binary = kiln::cpu::BinaryOp::kAdd,
                             .operand = p.c};
   if (const Tensor* c = f.constant(p.c); c && p.beta != 1) {  // beta * C, made once
     op.data = Tensor(DataType::kFloat, c->dims());
