@@ -11,7 +11,6 @@
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
 #include "engine/onednn/dnnl_context.h"
-#include "ops/attrs.h"
 
 #include <map>
 
