@@ -10,28 +10,23 @@ namespace kiln::engine {
 
 namespace {
 
-// One row per ONNX op: its kind and where alpha and beta come from (an attribute, with ONNX's
-// default; no attribute: the default is the value).
+// One row per ONNX op: its kind and the attributes alpha and beta are read from, with the
+// defaults the op's schema declares (none: 0).
 struct ActivationOp {
   std::string_view op;
   ActKind kind;
-  std::string_view alpha_attr = {};
-  float alpha = 0;
-  std::string_view beta_attr = {};
-  float beta = 0;
+  std::string_view alpha = {};
+  std::string_view beta = {};
 };
-
-constexpr float kLowest = std::numeric_limits<float>::lowest();
-constexpr float kMax = std::numeric_limits<float>::max();
 
 constexpr ActivationOp kActivationOps[] = {
     {"Relu", ActKind::kRelu},
-    {"LeakyRelu", ActKind::kLeakyRelu, "alpha", 0.01f},
-    {"Elu", ActKind::kElu, "alpha", 1.0f},
+    {"LeakyRelu", ActKind::kLeakyRelu, "alpha"},
+    {"Elu", ActKind::kElu, "alpha"},
     {"Sigmoid", ActKind::kSigmoid},
     {"Tanh", ActKind::kTanh},
     {"HardSwish", ActKind::kHardSwish},
-    {"HardSigmoid", ActKind::kHardSigmoid, "alpha", 0.2f, "beta", 0.5f},
+    {"HardSigmoid", ActKind::kHardSigmoid, "alpha", "beta"},
     {"Abs", ActKind::kAbs},
     {"Sqrt", ActKind::kSqrt},
     {"Exp", ActKind::kExp},
@@ -39,8 +34,8 @@ constexpr ActivationOp kActivationOps[] = {
     {"Neg", ActKind::kNeg},
     {"Erf", ActKind::kErf},
     {"Reciprocal", ActKind::kReciprocal},
-    {"Gelu", ActKind::kGeluErf},                   // approximate = "tanh": kGeluTanh
-    {"Clip", ActKind::kClip, {}, kLowest, {}, kMax},  // bounds: inputs 1 and 2, when given
+    {"Gelu", ActKind::kGeluErf},  // approximate = "tanh": kGeluTanh
+    {"Clip", ActKind::kClip},     // bounds: inputs 1 and 2, when given
 };
 
 }  // namespace
@@ -52,14 +47,17 @@ std::optional<Activation> decode_activation(const Node& n, const GraphFacts& f) 
     if (n.op_type == r.op) row = &r;
   if (!row) return std::nullopt;
   Activation a{.kind = row->kind,
-               .alpha = row->alpha_attr.empty() ? row->alpha : attr_float(n, row->alpha_attr, row->alpha),
-               .beta = row->beta_attr.empty() ? row->beta : attr_float(n, row->beta_attr, row->beta)};
+               .alpha = row->alpha.empty() ? 0.f : attr_float(n, row->alpha),
+               .beta = row->beta.empty() ? 0.f : attr_float(n, row->beta)};
   if (a.kind == ActKind::kGeluErf) {
-    const std::string approx = attr_string(n, "approximate", "none");
+    const std::string approx = attr_string(n, "approximate");
     if (approx == "tanh") a.kind = ActKind::kGeluTanh;
     else if (approx != "none") return std::nullopt;
   }
   if (a.kind == ActKind::kClip) {
+    // ONNX: a missing bound is the type's lowest or max (so infinities are clipped)
+    a.alpha = std::numeric_limits<float>::lowest();
+    a.beta = std::numeric_limits<float>::max();
     for (int i : {1, 2}) {
       if (!n.has_input(i)) continue;
       auto c = f.scalar(n.inputs[i]);

@@ -1,5 +1,6 @@
 // The engine's activations: what an elementwise node of one input does to each value, decoded
-// once from the node (activation.cc holds the table: op, kind, attribute defaults). Each backend
+// once from the node (activation.cc holds the table: op, kind, the attributes of its parameters,
+// whose defaults the op's schema states). Each backend
 // maps them to its own operations: onednn/post_ops.cc to oneDNN eltwise post-ops, native/
 // cpu_activation.cc to kiln's CPU kernels; one that has no such operation does not take it.
 #pragma once
@@ -41,8 +42,8 @@ struct Activation {
   bool operator==(const Activation&) const = default;
 };
 
-// The activation node n applies to its first input, with its attributes (ONNX's defaults where
-// absent) and, for Clip, its constant bounds; nullopt when n is none of the table's ops, its
+// The activation node n applies to its first input, with its attributes (the schema's defaults
+// where absent) and, for Clip, its constant bounds; nullopt when n is none of the table's ops, its
 // attributes are ones the engine does not take (Gelu's approximate other than none and tanh) or
 // Clip's bounds are not constant scalars.
 std::optional<Activation> decode_activation(const Node& n, const GraphFacts& f);
