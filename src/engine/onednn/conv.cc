@@ -7,7 +7,6 @@
 
 #include "engine/cpu/elementwise.h"
 #include "engine/lowering.h"
-#include "engine/native/native_step.h"
 #include "engine/onednn/conv_geometry.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"

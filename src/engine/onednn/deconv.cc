@@ -6,7 +6,6 @@
 #include "engine/onednn/onednn_kernels.h"
 
 #include "engine/lowering.h"
-#include "engine/native/native_step.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/post_ops.h"
