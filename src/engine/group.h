@@ -1,24 +1,26 @@
 // A group: the nodes one step runs. An anchor node, the nodes folded into how it reads its inputs
 // (a Transpose read through strides) and the chain applied to its result (bias, activations,
-// residual add), each chain link a unit of one or more nodes that becomes oneDNN post-ops.
+// residual add), each chain link a unit of one or more nodes applying post-ops (epilogue.h).
 #pragma once
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <vector>
 
+#include "engine/activation.h"
+#include "engine/cpu/elementwise.h"
 #include "ir/graph.h"
 
 namespace kiln::engine {
 
 struct KernelImpl;
 
+// One operation of a chain on the running result y: an activation of y, y + a value of y's
+// dims (a residual: oneDNN writes it in place of the value), or y op a broadcast operand.
 struct PostOp {
   enum class Kind { kEltwise, kSum, kBinary };
   Kind kind = Kind::kEltwise;
-  dnnl::algorithm alg = dnnl::algorithm::undef;  // eltwise or binary algorithm
-  float alpha = 0, beta = 0;                      // eltwise parameters
-  const Value* operand = nullptr;                 // kSum: the value added; kBinary: src1
+  Activation act;                              // kEltwise: in its epilogue_form
+  kiln::cpu::BinaryOp binary = kiln::cpu::BinaryOp::kAdd;  // kBinary: kAdd, kSub, kMul or kDiv
+  const Value* operand = nullptr;              // kSum: the value added; kBinary: src1
   Tensor data;  // kBinary: src1's values when made at preparation (else the operand's constant)
 };
 

@@ -1,12 +1,11 @@
 // The dispatch table: per (op, element type) the implementations that can run a node, in order
-// of preference. The first that accepts a node wins; the reference kernel (src/ops, through
-// KernelContext) is always the last, so every model runs.
+// of preference, as dispatch_lists.cc states them. The first that accepts a node wins; the
+// reference kernel (src/ops, through KernelContext) is always the last, so every model runs.
 #pragma once
 
 #include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -41,10 +40,6 @@ inline const Node* sole_consumer(const Value* v, const MatchContext& ctx) {
 
 struct KernelImpl {
   std::string_view name;  // "onednn.conv", "cpu.softmax", "reference" ...
-  bool fuses = false;      // match may take neighbours: tried first, for nodes in graph order
-  // match may take the nodes making its inputs (a prologue the producer's implementation would
-  // otherwise take as its epilogue): tried before all others.
-  bool fuses_producers = false;
   // Whether this implementation runs n. It fills g (anchor set by the caller) and, unless
   // ctx.standalone, may widen it with free neighbours it fuses.
   bool (*match)(const Node& n, const MatchContext& ctx, Group& g) = nullptr;
@@ -54,26 +49,45 @@ struct KernelImpl {
   bool (*build)(Group& g, Lowering& lw) = nullptr;
 };
 
-class KernelTable {
- public:
-  static const KernelTable& global();
-  // Appends impl to the list of (domain, op, dtype): earlier additions are preferred. dtype
-  // kUndefined: any element type (tried after the lists of a specific type).
-  void add(std::string_view domain, std::string_view op, DataType dtype, KernelImpl impl);
-  // The implementations for a node: keyed by its first input's element type (its first
-  // output's when it has no inputs). The reference implementation is not among them.
-  std::vector<const KernelImpl*> find(const Node& n, const GraphFacts& facts) const;
-  static const KernelImpl& reference();
+// Grouping sweeps the graph three times, in node order each time; an entry of a list is tried in
+// its sweep and every later one. Implementations that take the nodes making their inputs (a
+// prologue the producer's implementation would otherwise take as its epilogue) go first, then
+// those fusing what follows their result, so that a node another group would absorb is still free
+// when its own turn comes; the last sweep tries every entry and gives the rest to the reference.
+enum class Sweep { kProducers, kFusing, kAll };
+std::string_view sweep_name(Sweep s);  // "producers", "fusing", "all"
 
- private:
-  std::map<std::tuple<std::string, std::string, DataType>, std::vector<KernelImpl>> table_;
+struct DispatchEntry {
+  const KernelImpl* impl = nullptr;
+  Sweep sweep = Sweep::kAll;
 };
 
-// Registration of the implementation families (each in its own file).
-void register_onednn_kernels(KernelTable& t);
-void register_native_kernels(KernelTable& t);
-void register_layout_kernels(KernelTable& t);
-void register_context_kernels(KernelTable& t);
-void register_recurrent_kernels(KernelTable& t);
+// The implementations of ops (of the ONNX domain) for one element type, in order of preference.
+// dtype kUndefined: any element type, tried after the list of the node's own type.
+struct DispatchList {
+  std::vector<std::string_view> ops;
+  DataType dtype = DataType::kUndefined;
+  std::vector<DispatchEntry> entries;
+};
+
+// The lists the engine runs with (dispatch_lists.cc).
+const std::vector<DispatchList>& dispatch_lists();
+
+class KernelTable {
+ public:
+  static const KernelTable& global();  // of dispatch_lists()
+  // Each (op, dtype) may be in one list only.
+  explicit KernelTable(const std::vector<DispatchList>& lists);
+  // The entries for a node: keyed by its first input's element type (its first output's when it
+  // has no inputs), then those for any type. The reference implementation is not among them.
+  std::vector<DispatchEntry> find(const Node& n, const GraphFacts& facts) const;
+  static const KernelImpl& reference();
+  // The lists as text, one implementation a line in the order they are tried, per op (all ops
+  // when op is empty) and element type, ending in the reference (`kiln inspect --impls`).
+  std::string describe(std::string_view op = {}) const;
+
+ private:
+  std::map<std::pair<std::string, DataType>, std::vector<DispatchEntry>> table_;
+};
 
 }  // namespace kiln::engine

@@ -58,29 +58,24 @@ void Lowering::lower() {
 void Lowering::group_nodes() {
   const KernelTable& table = KernelTable::global();
   const auto& nodes = facts_.graph().nodes();
-  enum class Pass { kProducers, kFusing, kAll };
-  auto try_impls = [&](const Node& n, Pass pass) {
+  auto try_impls = [&](const Node& n, Sweep sweep) {
     const MatchContext ctx{facts_, claimed_, false};
-    for (const KernelImpl* impl : table.find(n, facts_)) {
-      if ((pass == Pass::kProducers && !impl->fuses_producers) ||
-          (pass == Pass::kFusing && !impl->fuses))
-        continue;
-      Group g{.impl = impl, .anchor = &n};
-      if (!impl->match(n, ctx, g)) continue;
+    for (const DispatchEntry& e : table.find(n, facts_)) {
+      if (e.sweep > sweep) continue;  // an entry is tried from its sweep on
+      Group g{.impl = e.impl, .anchor = &n};
+      if (!e.impl->match(n, ctx, g)) continue;
       for (const Node* m : g.members()) claimed_.insert(m);
       groups_.push_back(std::move(g));
       return true;
     }
     return false;
   };
-  // Fusing implementations first, so that a node another group would absorb is still free; those
-  // taking their producers before those taking what follows.
-  for (Pass pass : {Pass::kProducers, Pass::kFusing})
+  for (Sweep sweep : {Sweep::kProducers, Sweep::kFusing})
     for (const auto& n : nodes)
-      if (!facts_.folded(n.get()) && !claimed_.contains(n.get())) try_impls(*n, pass);
+      if (!facts_.folded(n.get()) && !claimed_.contains(n.get())) try_impls(*n, sweep);
   for (const auto& n : nodes) {
     if (facts_.folded(n.get()) || claimed_.contains(n.get())) continue;
-    if (try_impls(*n, Pass::kAll)) continue;
+    if (try_impls(*n, Sweep::kAll)) continue;
     claimed_.insert(n.get());
     groups_.push_back(Group{.impl = &KernelTable::reference(), .anchor = n.get()});
   }
@@ -147,7 +142,8 @@ void Lowering::build_group(Group& g) {
 void Lowering::lower_standalone(const Node* n) {
   current_node_ = n;
   const MatchContext ctx{facts_, claimed_, true};
-  for (const KernelImpl* impl : KernelTable::global().find(*n, facts_)) {
+  for (const DispatchEntry& e : KernelTable::global().find(*n, facts_)) {
+    const KernelImpl* impl = e.impl;
     Group g{.impl = impl, .anchor = n, .position = facts_.position(n)};
     if (!impl->match(*n, ctx, g)) continue;
     bool ok = false;

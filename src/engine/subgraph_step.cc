@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "engine/compiled_subgraph.h"
-#include "engine/context_kernels.h"
+#include "engine/native/context_kernels.h"
 #include "engine/reference_step.h"
 #include "runtime/interpreter.h"
 #include "support/error.h"

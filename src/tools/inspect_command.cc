@@ -1,10 +1,12 @@
-// kiln inspect: what a model is, as text or one JSON object.
+// kiln inspect: what a model is, as text or one JSON object; with --impls, which implementations
+// the fast engine tries for an op, in order (its dispatch lists).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <map>
 
+#include "engine/kernel_table.h"
 #include "ir/walk.h"
 #include "onnx/import.h"
 #include "onnx/type_constraints.h"
@@ -13,6 +15,7 @@
 #include "ops/infer.h"
 #include "ops/op.h"
 #include "runtime/inline_functions.h"
+#include "support/error.h"
 #include "tools/commands.h"
 #include "tools/json_text.h"
 
@@ -107,11 +110,23 @@ Action add_inspect(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto values = std::make_shared<bool>(false);
   auto newer_opset = std::make_shared<bool>(false);
-  app.add_option("model", *path, "ONNX model file")->required();
+  auto impls_op = std::make_shared<std::string>();
+  app.add_option("model", *path, "ONNX model file");
   app.add_flag("--json", *json, "Print one JSON object");
   app.add_flag("--values", *values, "List every intermediate value's type and shape");
   add_allow_newer_opset(app, *newer_opset);
+  CLI::Option* impls =
+      app.add_option("--impls", *impls_op,
+                     "Print the fast engine's implementations of OP (all ops without OP) in the "
+                     "order they are tried, instead of a model")
+          ->expected(0, 1)
+          ->type_name("[OP]");
   return [=]() {
+    if (impls->count() > 0) {
+      std::cout << engine::KernelTable::global().describe(*impls_op);
+      return 0;
+    }
+    if (path->empty()) fail(ErrorKind::kBadInput, "model is required (or --impls)");
     Model m = load_model(*path);
     for (const std::string& w : check_model(m, {.allow_newer_opset = *newer_opset}))
       std::cerr << "kiln: warning: " << w << "\n";

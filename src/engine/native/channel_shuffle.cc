@@ -9,6 +9,7 @@
 #include "engine/cpu/layout.h"
 #include "engine/cpu/parallel.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
 #include "ops/attrs.h"
@@ -206,12 +207,10 @@ bool build_concat_shuffle(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_native_shuffle(KernelTable& t) {
-  t.add("", "Reshape", DataType::kFloat,
-        {.name = "cpu.channel_shuffle", .fuses = true, .match = match_shuffle, .build = build_shuffle});
-  t.add("", "Concat", DataType::kFloat,
-        {.name = "cpu.concat_shuffle", .fuses = true, .match = match_concat_shuffle,
-         .build = build_concat_shuffle});
-}
+constinit const KernelImpl kCpuChannelShuffle{.name = "cpu.channel_shuffle",
+                                              .match = match_shuffle, .build = build_shuffle};
+constinit const KernelImpl kCpuConcatShuffle{.name = "cpu.concat_shuffle",
+                                             .match = match_concat_shuffle,
+                                             .build = build_concat_shuffle};
 
 }  // namespace kiln::engine

@@ -1,6 +1,7 @@
 // Transpose, Gather and Concat on kiln's CPU kernels: any element type, row-major.
 #include "engine/cpu/layout.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "ops/attrs.h"
 
@@ -280,13 +281,11 @@ void add_concat_step(const Node& n, const std::vector<int>& reads, int out,
   lw.add(std::move(step));
 }
 
-void register_native_data_movement(KernelTable& t) {
-  t.add("", "Transpose", DataType::kUndefined,
-        {.name = "cpu.transpose", .match = match_transpose, .build = build_transpose});
-  t.add("", "Gather", DataType::kUndefined,
-        {.name = "cpu.gather", .match = match_gather, .build = build_gather});
-  t.add("", "Concat", DataType::kUndefined,
-        {.name = "cpu.concat", .match = match_concat, .build = build_concat});
-}
+constinit const KernelImpl kCpuTranspose{.name = "cpu.transpose", .match = match_transpose,
+                                         .build = build_transpose};
+constinit const KernelImpl kCpuGather{.name = "cpu.gather", .match = match_gather,
+                                      .build = build_gather};
+constinit const KernelImpl kCpuConcat{.name = "cpu.concat", .match = match_concat,
+                                      .build = build_concat};
 
 }  // namespace kiln::engine

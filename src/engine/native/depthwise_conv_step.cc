@@ -5,11 +5,12 @@
 // twice the cost of kiln's; here it runs on each input row while the row is in L1, once. A
 // GlobalAveragePool of the result (squeeze-and-excitation's) is summed from each row in cache.
 #include "engine/cpu/depthwise_conv.h"
+#include "engine/epilogue.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/row_epilogue.h"
 #include "engine/onednn/conv_geometry.h"
-#include "engine/onednn/epilogue.h"
 #include "engine/threads.h"
 
 namespace kiln::engine {
@@ -136,9 +137,7 @@ bool build_depthwise(Group& g, Lowering& lw) {
 
 }  // namespace
 
-KernelImpl depthwise_conv_impl() {
-  return {.name = "cpu.depthwise_conv", .fuses = true, .fuses_producers = true,
-          .match = match_depthwise, .build = build_depthwise};
-}
+constinit const KernelImpl kCpuDepthwiseConv{.name = "cpu.depthwise_conv",
+                                             .match = match_depthwise, .build = build_depthwise};
 
 }  // namespace kiln::engine

@@ -3,12 +3,14 @@
 // sigmoid(x) ...). Scalar constants become immediates; other operands broadcast. A tensor in a
 // dense non-row-major layout (channels-last after a conv) is worked on in its physical order, so
 // no reorder is needed, and the result keeps that layout.
+#include "engine/activation.h"
 #include "engine/cpu/fused_elementwise.h"
 #include "engine/lowering.h"
+#include "engine/native/cpu_activation.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
 #include "engine/onednn/dnnl_context.h"
-#include "ops/attrs.h"
 
 #include <map>
 
@@ -28,36 +30,10 @@ struct EwOp {
 };
 
 std::optional<EwOp> unary_op(const Node& n, const GraphFacts& f) {
-  static const std::map<std::string, UnaryOp> ops = {
-      {"Relu", UnaryOp::kRelu}, {"LeakyRelu", UnaryOp::kLeakyRelu}, {"Sigmoid", UnaryOp::kSigmoid},
-      {"Tanh", UnaryOp::kTanh}, {"Erf", UnaryOp::kErf}, {"HardSigmoid", UnaryOp::kHardSigmoid},
-      {"HardSwish", UnaryOp::kHardSwish}, {"Exp", UnaryOp::kExp}, {"Sqrt", UnaryOp::kSqrt},
-      {"Neg", UnaryOp::kNeg}, {"Abs", UnaryOp::kAbs}, {"Reciprocal", UnaryOp::kReciprocal},
-      {"Clip", UnaryOp::kClip}, {"Gelu", UnaryOp::kGeluErf}};
-  auto it = ops.find(n.op_type);
-  if (it == ops.end()) return std::nullopt;
-  EwOp op{.u = it->second, .p = cpu::default_params(it->second)};
-  if (op.u == UnaryOp::kLeakyRelu) op.p.alpha = attr_float(n, "alpha", 0.01f);
-  if (op.u == UnaryOp::kHardSigmoid) {
-    op.p.alpha = attr_float(n, "alpha", 0.2f);
-    op.p.beta = attr_float(n, "beta", 0.5f);
-  }
-  if (op.u == UnaryOp::kGeluErf) {
-    const std::string approx = attr_string(n, "approximate", "none");
-    if (approx == "tanh") op.u = UnaryOp::kGeluTanh;
-    else if (approx != "none") return std::nullopt;
-  }
-  if (op.u == UnaryOp::kClip) {
-    for (int i : {1, 2}) {
-      if (!n.has_input(i)) continue;
-      auto c = f.scalar(n.inputs[i]);
-      if (!c) return std::nullopt;
-      (i == 1 ? op.p.alpha : op.p.beta) = *c;
-    }
-  } else if (n.num_inputs() != 1) {
-    return std::nullopt;
-  }
-  return op;
+  const auto a = decode_activation(n, f);
+  const auto op = a ? cpu_row_op(*a) : std::nullopt;
+  if (!op || op->affine) return std::nullopt;
+  return EwOp{.u = op->op, .p = op->p};
 }
 
 std::optional<EwOp> ew_op(const Node& n, const GraphFacts& f) {
@@ -181,12 +157,7 @@ bool build_chain(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_native_elementwise(KernelTable& t) {
-  const KernelImpl chain{.name = "cpu.elementwise", .match = match_chain, .build = build_chain};
-  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "HardSigmoid", "HardSwish",
-                         "Exp", "Sqrt", "Neg", "Abs", "Reciprocal", "Clip", "Gelu", "Add", "Sub",
-                         "Mul", "Div", "Max", "Min", "Pow"})
-    t.add("", op, DataType::kFloat, chain);
-}
+constinit const KernelImpl kCpuElementwise{.name = "cpu.elementwise", .match = match_chain,
+                                           .build = build_chain};
 
 }  // namespace kiln::engine

@@ -36,13 +36,4 @@ int in_place_share(Lowering& lw, int s, size_t out_bytes) {
   return lw.dies_here(s) && lw.slot(s).bytes() == out_bytes ? s : -1;
 }
 
-void register_native_kernels(KernelTable& t) {
-  register_native_elementwise(t);
-  register_native_normalization(t);
-  register_native_data_movement(t);
-  register_native_reduce(t);
-  register_native_shuffle(t);
-  register_native_resize(t);
-}
-
 }  // namespace kiln::engine

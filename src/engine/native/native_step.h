@@ -2,6 +2,7 @@
 // checked against the dims the plan was made for, outputs written into planned buffers.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "engine/kernel_table.h"
@@ -35,6 +36,10 @@ int64_t dims_product(const std::vector<int64_t>& dims, size_t from, size_t to);
 // value dies here and has the output's bytes, else -1.
 int in_place_share(Lowering& lw, int s, size_t out_bytes);
 
+// The axis of a Concat of float pieces with known positive dims, none of them constant, along an
+// axis of their rank; nullopt for any other (concat_layouts.cc; onednn.concat takes the same).
+std::optional<int> float_concat_axis(const Node& n, const GraphFacts& f);
+
 // A cpu.concat step of the node: input k (slot reads[k]) viewed as [outer, lens[k] * inner] in
 // memory, the output (slot out) as [outer, sum(lens) * inner]. Any dense layout works when these
 // are its memory-order sizes (a channels-last concat along the channels: outer = N * H * W).
@@ -55,19 +60,5 @@ void add_normalizing_concat_step(const Node& n, const std::vector<int>& reads, i
 
 void add_channel_concat_step(const Node& n, const std::vector<int>& reads,
                              std::vector<int64_t> blocks, int64_t out_block, int out, Lowering& lw);
-
-void register_native_elementwise(KernelTable& t);
-void register_native_normalization(KernelTable& t);
-void register_native_data_movement(KernelTable& t);
-void register_native_reduce(KernelTable& t);
-void register_native_shuffle(KernelTable& t);
-void register_native_resize(KernelTable& t);
-
-// ConvTranspose whose kernel equals its strides (patch_deconv_step.cc), registered by the oneDNN
-// deconvolution ahead of its own.
-KernelImpl patch_deconv_impl();
-// Depthwise Conv 2-D (depthwise_conv_step.cc), registered by the oneDNN convolution ahead of its
-// own.
-KernelImpl depthwise_conv_impl();
 
 }  // namespace kiln::engine

@@ -2,6 +2,7 @@
 #include "engine/cpu/normalization.h"
 #include "engine/cpu/softmax.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "ops/attrs.h"
 
@@ -147,12 +148,9 @@ bool build_layer_norm(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_native_normalization(KernelTable& t) {
-  const KernelImpl softmax{.name = "cpu.softmax", .match = match_softmax, .build = build_softmax};
-  t.add("", "Softmax", DataType::kFloat, softmax);
-  t.add("", "LogSoftmax", DataType::kFloat, softmax);
-  t.add("", "LayerNormalization", DataType::kFloat,
-        {.name = "cpu.layer_norm", .match = match_layer_norm, .build = build_layer_norm});
-}
+constinit const KernelImpl kCpuSoftmax{.name = "cpu.softmax", .match = match_softmax,
+                                       .build = build_softmax};
+constinit const KernelImpl kCpuLayerNorm{.name = "cpu.layer_norm", .match = match_layer_norm,
+                                         .build = build_layer_norm};
 
 }  // namespace kiln::engine

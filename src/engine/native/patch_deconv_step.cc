@@ -4,12 +4,13 @@
 // in cache. oneDNN 2.6 runs these shapes through its backward-data convolution with 16-channel
 // blocks: PP-OCR's detector head (24 -> 1 channels, 320x320 -> 640x640) took 166 ms there.
 #include "engine/cpu/patch_deconv.h"
+#include "engine/epilogue.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
 #include "engine/native/row_epilogue.h"
 #include "engine/onednn/deconv_geometry.h"
-#include "engine/onednn/epilogue.h"
 #include "engine/threads.h"
 
 namespace kiln::engine {
@@ -85,9 +86,8 @@ bool build_patch_deconv(Group& g, Lowering& lw) {
 
 }  // namespace
 
-KernelImpl patch_deconv_impl() {
-  return {.name = "cpu.patch_deconv", .fuses = true, .match = match_patch_deconv,
-          .build = build_patch_deconv};
-}
+constinit const KernelImpl kCpuPatchDeconv{.name = "cpu.patch_deconv",
+                                           .match = match_patch_deconv,
+                                           .build = build_patch_deconv};
 
 }  // namespace kiln::engine

@@ -2,6 +2,7 @@
 // kernels.
 #include "engine/cpu/reduce.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "ops/attrs.h"
 
@@ -68,9 +69,7 @@ bool build_reduce(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_native_reduce(KernelTable& t) {
-  const KernelImpl impl{.name = "cpu.reduce", .match = match_reduce, .build = build_reduce};
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"}) t.add("", op, DataType::kFloat, impl);
-}
+constinit const KernelImpl kCpuReduce{.name = "cpu.reduce", .match = match_reduce,
+                                      .build = build_reduce};
 
 }  // namespace kiln::engine

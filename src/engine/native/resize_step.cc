@@ -7,6 +7,7 @@
 
 #include "engine/cpu/resize.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
 #include "engine/onednn/dnnl_context.h"
@@ -111,8 +112,7 @@ bool build_resize(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_native_resize(KernelTable& t) {
-  t.add("", "Resize", DataType::kFloat, {.name = "cpu.resize", .match = match_resize, .build = build_resize});
-}
+constinit const KernelImpl kCpuResize{.name = "cpu.resize", .match = match_resize,
+                                      .build = build_resize};
 
 }  // namespace kiln::engine

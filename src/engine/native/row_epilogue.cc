@@ -1,34 +1,18 @@
 #include "engine/native/row_epilogue.h"
 
-#include "engine/onednn/epilogue.h"
+#include "engine/epilogue.h"
+#include "engine/native/cpu_activation.h"
 
 namespace kiln::engine {
 
 namespace {
 
-using alg = dnnl::algorithm;
-
 // A post-op as a row operation; nullopt for those the rows do not apply.
 std::optional<cpu::RowOp> row_op(const PostOp& p) {
   if (p.kind != PostOp::Kind::kEltwise) return std::nullopt;
-  auto act = [&](cpu::UnaryOp op, float alpha = 0, float beta = 0) {
-    return cpu::RowOp{.op = op, .p = {.alpha = alpha, .beta = beta}};
-  };
-  switch (p.alg) {
-    case alg::eltwise_relu: return p.alpha == 0 ? act(cpu::UnaryOp::kRelu) : act(cpu::UnaryOp::kLeakyRelu, p.alpha);
-    case alg::eltwise_logistic: return act(cpu::UnaryOp::kSigmoid);
-    case alg::eltwise_tanh: return act(cpu::UnaryOp::kTanh);
-    case alg::eltwise_hardswish: return act(cpu::UnaryOp::kHardSwish);
-    case alg::eltwise_abs: return act(cpu::UnaryOp::kAbs);
-    case alg::eltwise_sqrt: return act(cpu::UnaryOp::kSqrt);
-    case alg::eltwise_exp: return act(cpu::UnaryOp::kExp);
-    case alg::eltwise_gelu_erf: return act(cpu::UnaryOp::kGeluErf);
-    case alg::eltwise_gelu_tanh: return act(cpu::UnaryOp::kGeluTanh);
-    case alg::eltwise_clip: return act(cpu::UnaryOp::kClip, p.alpha, p.beta);
-    case alg::eltwise_swish: return act(cpu::UnaryOp::kSwish, p.alpha);
-    case alg::eltwise_linear: return cpu::RowOp{.affine = true, .p = {.alpha = p.alpha, .beta = p.beta}};
-    default: return std::nullopt;
-  }
+  // Relu reaches the chain as LeakyRelu of slope 0 (epilogue_form).
+  if (p.act.kind == ActKind::kLeakyRelu && p.act.alpha == 0) return cpu::RowOp{.op = cpu::UnaryOp::kRelu};
+  return cpu_row_op(p.act);
 }
 
 }  // namespace

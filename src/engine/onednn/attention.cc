@@ -231,9 +231,7 @@ bool build_attention(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_attention(KernelTable& t) {
-  t.add("", "Attention", DataType::kFloat,
-        KernelImpl{.name = "onednn.attention", .match = match_attention, .build = build_attention});
-}
+constinit const KernelImpl kOnednnAttention{.name = "onednn.attention",
+                                            .match = match_attention, .build = build_attention};
 
 }  // namespace kiln::engine

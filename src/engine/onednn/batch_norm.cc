@@ -94,9 +94,7 @@ bool build_batch_norm(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_batch_norm(KernelTable& t) {
-  t.add("", "BatchNormalization", DataType::kFloat,
-        {.name = "onednn.batch_norm", .match = match_batch_norm, .build = build_batch_norm});
-}
+constinit const KernelImpl kOnednnBatchNorm{.name = "onednn.batch_norm",
+                                            .match = match_batch_norm, .build = build_batch_norm};
 
 }  // namespace kiln::engine

@@ -2,17 +2,16 @@
 // resolved), with the bias and the chain after it (activations, residual sum, binary ops) fused
 // as post-ops. The source and destination take the layout the primitive prefers (channels-last
 // or blocked); weights are reordered once.
-#include "engine/onednn/onednn_kernels.h"
 
 #include <numeric>
 
 #include "engine/cpu/elementwise.h"
 #include "engine/lowering.h"
-#include "engine/native/native_step.h"
 #include "engine/onednn/conv_geometry.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
-#include "engine/onednn/epilogue.h"
+#include "engine/onednn/onednn_kernels.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
 #include "ops/nn_common.h"
@@ -283,10 +282,7 @@ bool build_conv(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_conv(KernelTable& t) {
-  t.add("", "Conv", DataType::kFloat, depthwise_conv_impl());
-  t.add("", "Conv", DataType::kFloat,
-        {.name = "onednn.conv", .fuses = true, .match = match_conv, .build = build_conv});
-}
+constinit const KernelImpl kOnednnConv{.name = "onednn.conv", .match = match_conv,
+                                       .build = build_conv};
 
 }  // namespace kiln::engine

@@ -3,13 +3,12 @@
 // and output_shape stay on the reference kernel. Kernels equal to their strides go first to
 // cpu.patch_deconv (native/patch_deconv_step.cc).
 #include "engine/onednn/deconv_geometry.h"
+#include "engine/onednn/onednn_kernels.h"
 
 #include "engine/lowering.h"
-#include "engine/native/native_step.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
-#include "engine/onednn/epilogue.h"
-#include "engine/onednn/onednn_kernels.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
 #include "ops/attrs.h"
@@ -130,11 +129,7 @@ bool build_deconv(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_deconv(KernelTable& t) {
-  // Kernel == stride: kiln's own kernel (oneDNN's takes up to 100x longer, OC = 1 worst).
-  t.add("", "ConvTranspose", DataType::kFloat, patch_deconv_impl());
-  t.add("", "ConvTranspose", DataType::kFloat,
-        {.name = "onednn.deconv", .fuses = true, .match = match_deconv, .build = build_deconv});
-}
+constinit const KernelImpl kOnednnDeconv{.name = "onednn.deconv", .match = match_deconv,
+                                         .build = build_deconv};
 
 }  // namespace kiln::engine

@@ -10,8 +10,8 @@
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
-#include "engine/onednn/epilogue.h"
 #include "engine/onednn/onednn_kernels.h"
+#include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
 #include "ops/attrs.h"
@@ -238,7 +238,7 @@ std::vector<EpilogueUnit> c_units(const Product& p, const GraphFacts& f) {
   if (!p.c || c_is_bias(p, f)) return {};
   const bool full = *f.dims(p.c) == p.dst && !f.constant(p.c);
   PostOp op = full ? PostOp{.kind = PostOp::Kind::kSum, .operand = p.c}
-                   : PostOp{.kind = PostOp::Kind::kBinary, .alg = dnnl::algorithm::binary_add,
+                   : PostOp{.kind = PostOp::Kind::kBinary, .binary = kiln::cpu::BinaryOp::kAdd,
                             .operand = p.c};
   if (const Tensor* c = f.constant(p.c); c && p.beta != 1) {  // beta * C, made once
     op.data = Tensor(DataType::kFloat, c->dims());
@@ -337,11 +337,7 @@ bool build_product(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_matmul(KernelTable& t) {
-  const KernelImpl impl{.name = "onednn.matmul", .fuses = true, .match = match_product,
-                        .build = build_product};
-  t.add("", "MatMul", DataType::kFloat, impl);
-  t.add("", "Gemm", DataType::kFloat, impl);
-}
+constinit const KernelImpl kOnednnMatmul{.name = "onednn.matmul", .match = match_product,
+                                         .build = build_product};
 
 }  // namespace kiln::engine

@@ -1,16 +1,19 @@
-// Registration of the oneDNN-backed implementations, one family per file.
+// The oneDNN-backed implementations, one family per file; dispatch_lists.cc says which ops they
+// run and in what order.
 #pragma once
 
 #include "engine/kernel_table.h"
 
 namespace kiln::engine {
 
-void register_onednn_conv(KernelTable& t);
-void register_onednn_deconv(KernelTable& t);
-void register_onednn_matmul(KernelTable& t);
-void register_onednn_pool(KernelTable& t);
-void register_onednn_batch_norm(KernelTable& t);
-void register_onednn_windows(KernelTable& t);
-void register_onednn_attention(KernelTable& t);
+extern const KernelImpl kOnednnConv;       // conv.cc
+extern const KernelImpl kOnednnDeconv;     // deconv.cc
+extern const KernelImpl kOnednnMatmul;     // matmul.cc: MatMul and Gemm
+extern const KernelImpl kOnednnPool;       // pool.cc
+extern const KernelImpl kOnednnBatchNorm;  // batch_norm.cc
+extern const KernelImpl kOnednnSlice;      // windows.cc
+extern const KernelImpl kOnednnConcat;
+extern const KernelImpl kOnednnSplit;
+extern const KernelImpl kOnednnAttention;  // attention.cc
 
 }  // namespace kiln::engine

@@ -103,10 +103,7 @@ bool build_pool(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_pool(KernelTable& t) {
-  const KernelImpl impl{.name = "onednn.pool", .match = match_pool, .build = build_pool};
-  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
-    t.add("", op, DataType::kFloat, impl);
-}
+constinit const KernelImpl kOnednnPool{.name = "onednn.pool", .match = match_pool,
+                                       .build = build_pool};
 
 }  // namespace kiln::engine

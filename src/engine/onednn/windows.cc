@@ -1,12 +1,11 @@
 // Concat, Split and Slice of float32 through oneDNN, in the layouts their tensors were made in:
-// the channel concat of conv outputs (SqueezeNet, Inception, DenseNet) and the channel split of
-// ShuffleNet stay channels-last. Split and Slice copy windows of the input (oneDNN sub-memory
+// the channel split of ShuffleNet stays channels-last, and concats of pieces in layouts kiln's
+// copies do not take (native/concat_layouts.cc) keep theirs. Split and Slice copy windows of the input (oneDNN sub-memory
 // descriptors): a Split's offsets follow from its output dims, a Slice's from its constant starts
 // (steps of 1).
 #include "engine/lowering.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
-#include "engine/onednn/batch_norm.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/onednn_kernels.h"
@@ -69,132 +68,14 @@ void copy_window(const Node& n, Lowering& lw, int x, const dnnl::memory::desc& s
 
 // --- Concat
 
-// The single free reader of v when it is a `op` node reading it as its first input.
-const Node* sole_reader(const Value* v, std::string_view op, const MatchContext& ctx) {
-  const Node* c = sole_consumer(v, ctx);
-  return is_op(c, op) && c->inputs[0] == v ? c : nullptr;
-}
-
-// A channel concat whose every piece is read elsewhere too (none can be written in place, so
-// each is copied) followed by a BatchNormalization and maybe a Relu reading only its result
-// (DenseNet's layers: the features so far, concatenated, normalized): those are applied as the
-// pieces are copied, where the normalization read and wrote the whole concat once more.
-void match_normalization_after(const Node& n, const MatchContext& ctx, Group& g) {
-  const auto* out = ctx.facts.dims(n.outputs[0]);
-  if (ctx.standalone || n.num_inputs() < 2 || out->size() != 4 || concat_axis(n, 4) != 1) return;
-  for (const Value* v : n.inputs)
-    if (ctx.facts.consumers(v).size() < 2 && !ctx.facts.is_graph_output(v)) return;
-  const Node* bn = sole_reader(n.outputs[0], "BatchNormalization", ctx);
-  if (!bn || !batch_norm_fits(*bn, ctx.facts)) return;
-  g.epilogue.push_back(EpilogueUnit{.nodes = {bn}, .out = bn->outputs[0]});
-  if (const Node* relu = sole_reader(bn->outputs[0], "Relu", ctx))
-    g.epilogue.push_back(EpilogueUnit{.nodes = {relu}, .out = relu->outputs[0]});
-}
-
 bool match_concat(const Node& n, const MatchContext& ctx, Group& g) {
-  const auto* out = usable(n.outputs.empty() ? nullptr : n.outputs[0], ctx.facts);
-  if (!out || n.num_inputs() < 1 || !concat_axis(n, static_cast<int>(out->size()))) return false;
-  for (const Value* v : n.inputs)
-    if (!usable(v, ctx.facts) || ctx.facts.constant(v)) return false;
-  return true;
-}
-
-// The same, only with a normalization after it to fuse (a fusing implementation of its own, so
-// that other fusing ones, such as the concat of a channel shuffle, still see plain concats).
-bool match_normalizing_concat(const Node& n, const MatchContext& ctx, Group& g) {
-  if (!match_concat(n, ctx, g)) return false;
-  match_normalization_after(n, ctx, g);
-  return !g.epilogue.empty();
-}
-
-dnnl::memory::desc blocked_md(const std::vector<int64_t>& d, int64_t block) {
-  return dnnl::memory::desc(d, dt::f32, block == 16 ? dnnl::memory::format_tag::nChw16c
-                                                    : dnnl::memory::format_tag::nChw8c);
-}
-
-// The channel block of md when it holds [N, C, H, W] in whole blocks of 16 or 8 channels
-// (nChw16c, nChw8c; Winograd convs write those), 0 when channels-last, -1 otherwise.
-int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& d) {
-  if (d.size() != 4) return -1;
-  if (physical_order(md) == std::vector<int>{0, 2, 3, 1}) return 0;
-  for (const int64_t block : {16, 8})
-    if (d[1] % block == 0 && md == blocked_md(d, block)) return block;
-  return -1;
-}
-
-// Concats that are kiln's copies (cpu.concat) rather than oneDNN 2.6's: pieces in one dense
-// permuted layout (channels-last: in memory order a row-major concat; the result keeps the
-// layout; DenseNet's channel concats ran at 13 GB/s in oneDNN's), channel-blocked pieces along
-// the channels filling whole blocks ([N, C/b, H, W, b]: a concat of the C/b axis), and
-// channels-last pieces next to channel-blocked ones (DenseNet's block input and its Winograd
-// convs' outputs, which oneDNN sends to its reference concat). False when none fits.
-bool build_concat_copies(Group& g, const std::vector<dnnl::memory::desc>& srcs, int axis,
-                         Lowering& lw) {
-  const Node& n = *g.anchor;
-  const auto& out = *lw.facts().dims(n.outputs[0]);
-  // The normalization after it is applied only by the blocked copies below; elsewhere it is
-  // dropped (lowered on its own).
-  std::vector<EpilogueUnit> normalization = std::move(g.epilogue);
-  g.epilogue.clear();
-  const auto dims = [&](size_t i) -> const std::vector<int64_t>& { return *lw.facts().dims(n.inputs[i]); };
-  const auto reads = [&] {
-    std::vector<int> r;
-    for (size_t i = 0; i < n.inputs.size(); ++i) r.push_back(lw.in_layout(n.inputs[i], srcs[i]));
-    return r;
-  };
-  const auto order = physical_order(srcs[0]);
-  bool same_order = order.has_value();
-  for (const auto& s : srcs) same_order = same_order && physical_order(s) == order;
-  if (same_order) {
-    const auto at = std::find(order->begin(), order->end(), axis) - order->begin();
-    int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < static_cast<int64_t>(order->size()); ++i)
-      if (i != at) (i < at ? outer : inner) *= out[(*order)[i]];
-    std::vector<int64_t> lens;
-    for (size_t i = 0; i < n.inputs.size(); ++i) lens.push_back(dims(i)[axis]);
-    add_concat_step(n, reads(), lw.define(n.outputs[0], dense_md(out, *order)), lens, outer, inner, lw);
-    return true;
-  }
-  if (axis != 1 || out.size() != 4) return false;
-  std::vector<int64_t> blocks;
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    blocks.push_back(channel_block(srcs[i], dims(i)));
-    if (blocks.back() < 0) return false;
-  }
-  if (std::all_of(blocks.begin(), blocks.end(), [&](int64_t b) { return b == blocks[0]; })) {
-    const int64_t block = blocks[0];  // > 0: all channels-last was same_order
-    if (!normalization.empty() && block == 16) {
-      g.epilogue = std::move(normalization);
-      std::vector<int64_t> channels;
-      for (size_t i = 0; i < n.inputs.size(); ++i) channels.push_back(dims(i)[1]);
-      ChannelAffine bn = batch_norm_affine(*g.epilogue[0].nodes[0], lw.facts());
-      add_normalizing_concat_step(n, reads(), lw.define(g.output(), blocked_md(out, 16)),
-                                  std::move(channels), std::move(bn.scale), std::move(bn.shift),
-                                  g.epilogue.size() == 2, lw);
-      return true;
-    }
-    std::vector<int64_t> lens;
-    for (size_t i = 0; i < n.inputs.size(); ++i) lens.push_back(dims(i)[1] / block);
-    add_concat_step(n, reads(), lw.define(n.outputs[0], blocked_md(out, block)), lens, out[0],
-                    out[2] * out[3] * block, lw);
-    return true;
-  }
-  // Channels-last and channel-blocked pieces: blocked when every piece fills whole blocks (what
-  // follows then stays blocked, the Winograd convs read it without a reorder, and with one image
-  // the blocked pieces are written in place), else channels-last.
-  int64_t block = 0;
-  for (int64_t b : blocks) block = std::max(block, b);
-  for (size_t i = 0; i < n.inputs.size() && block > 0; ++i)
-    if ((blocks[i] != 0 && blocks[i] != block) || dims(i)[1] % block != 0) block = 0;
-  const auto dst = block ? blocked_md(out, block) : dense_md(out, {0, 2, 3, 1});
-  add_channel_concat_step(n, reads(), std::move(blocks), block, lw.define(n.outputs[0], dst), lw);
-  return true;
+  return float_concat_axis(n, ctx.facts).has_value();
 }
 
 bool build_concat(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const auto& out = *lw.facts().dims(n.outputs[0]);
-  const int axis = *concat_axis(n, static_cast<int>(out.size()));
+  const int axis = *float_concat_axis(n, lw.facts());
   std::vector<dnnl::memory::desc> srcs;
   bool all_plain = true;
   for (const Value* v : n.inputs) {
@@ -202,9 +83,8 @@ bool build_concat(Group& g, Lowering& lw) {
     all_plain = all_plain && is_plain(srcs.back());
   }
   // Row-major pieces are the native cpu.concat's (oneDNN 2.6's simple concat took 9 ms for
-  // PP-OCR's four [1, 24, 160, 160] maps, 10 MB, about 1 GB/s); laid-out ones may be too.
+  // PP-OCR's four [1, 24, 160, 160] maps, 10 MB, about 1 GB/s).
   if (all_plain) return false;
-  if (build_concat_copies(g, srcs, axis, lw)) return true;
   const int threads = threads_for_bytes(2 * bytes_of(out));
   ThreadScope scope(threads);
   dnnl::primitive_attr attr;
@@ -319,16 +199,11 @@ bool build_slice(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_onednn_windows(KernelTable& t) {
-  t.add("", "Slice", DataType::kFloat,
-        {.name = "onednn.slice", .match = match_slice, .build = build_slice});
-  t.add("", "Concat", DataType::kFloat,
-        {.name = "onednn.concat", .fuses = true, .match = match_normalizing_concat,
-         .build = build_concat});
-  t.add("", "Concat", DataType::kFloat,
-        {.name = "onednn.concat", .match = match_concat, .build = build_concat});
-  t.add("", "Split", DataType::kFloat,
-        {.name = "onednn.split", .match = match_split, .build = build_split});
-}
+constinit const KernelImpl kOnednnSlice{.name = "onednn.slice", .match = match_slice,
+                                        .build = build_slice};
+constinit const KernelImpl kOnednnConcat{.name = "onednn.concat", .match = match_concat,
+                                         .build = build_concat};
+constinit const KernelImpl kOnednnSplit{.name = "onednn.split", .match = match_split,
+                                        .build = build_split};
 
 }  // namespace kiln::engine

@@ -1,4 +1,4 @@
-#include "engine/context_kernels.h"
+#include "engine/native/context_kernels.h"
 
 #include <algorithm>
 #include <array>
@@ -8,6 +8,7 @@
 #include "engine/cpu/indexing.h"
 #include "engine/cpu/nms.h"
 #include "engine/cpu/resize.h"
+#include "engine/native/native_kernels.h"
 #include "engine/reference_step.h"
 #include "engine/resize_options.h"
 #include "ops/attrs.h"
@@ -120,10 +121,15 @@ const KernelOverrides& context_kernel_overrides() {
   return overrides;
 }
 
-void register_context_kernels(KernelTable& t) {
-  for (const ContextKernel& k : context_kernels())
-    t.add("", k.op, DataType::kUndefined,
-          {.name = k.name, .match = match_reference, .build = build_context_kernel});
-}
+// Each runs the context kernel of its node's op (context_kernels()).
+constinit const KernelImpl kCpuNms{.name = "cpu.nms", .match = match_reference,
+                                   .build = build_context_kernel};
+constinit const KernelImpl kCpuResizeContext{.name = "cpu.resize_context",
+                                             .match = match_reference,
+                                             .build = build_context_kernel};
+constinit const KernelImpl kCpuNonZero{.name = "cpu.nonzero", .match = match_reference,
+                                       .build = build_context_kernel};
+constinit const KernelImpl kCpuGatherNd{.name = "cpu.gather_nd", .match = match_reference,
+                                        .build = build_context_kernel};
 
 }  // namespace kiln::engine

@@ -1,7 +1,6 @@
-// The chain after an anchor's result (conv, matmul ...) that oneDNN applies as post-ops: a bias
-// (an Add of a constant along the channel axis), activations (Relu, Clip, Sigmoid, HardSwish,
-// SiLU x*sigmoid(x), Gelu in its erf form ...), scalings, a residual Add (sum) and broadcast
-// binary ops. Each link's intermediate value must be used by the next link only.
+// An anchor's epilogue (engine/epilogue.h) as oneDNN post-ops, and what the oneDNN steps taking
+// one share: the operands' memories, the residual a sum writes over, a conv's bias. The engine's
+// PostOps become oneDNN's algorithms here only.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -11,17 +10,13 @@
 #include <optional>
 #include <vector>
 
+#include "engine/epilogue.h"
 #include "engine/group.h"
-#include "engine/kernel_table.h"
 
 namespace kiln::engine {
 
 class Lowering;
 class DnnlStep;
-
-// Matches the chain after v, the anchor's result of rank `rank`. `channel_axis`: the axis a bias
-// runs along (1 for convolutions, rank-1 for matmuls), or -1 when the anchor takes no bias.
-std::vector<EpilogueUnit> match_epilogue(const Value* v, const MatchContext& ctx, int channel_axis);
 
 // The post-ops of a chain, with what their operands need at build time.
 struct FusedPostOps {
@@ -72,12 +67,6 @@ auto fuse_longest(Group& g, size_t min, Make&& make) -> decltype(make(size_t{0})
 
 // The error make_post_ops and the builds throw for a problem oneDNN is not asked about.
 [[noreturn]] void not_fusable(const char* what);
-
-// A bias for `channels` channels from the anchor's own bias (may be null) plus a bias unit's
-// constant (may be null); null when there is neither.
-std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64_t channels);
-// The constant of a bias unit.
-const Tensor* bias_constant(const EpilogueUnit& u, const GraphFacts& f);
 
 // What a Conv or ConvTranspose fusing `units` of g's epilogue asks oneDNN for: the post-ops of
 // those units, but for a leading bias unit, which goes into the primitive's bias.

@@ -2,6 +2,7 @@
 // the input's buffer with the dims inference found (no bytes move).
 #include "engine/kernel_table.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -47,10 +48,7 @@ bool build_view(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_layout_kernels(KernelTable& t) {
-  const KernelImpl view{.name = "engine.view", .match = match_view, .build = build_view};
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
-    t.add("", op, DataType::kUndefined, view);
-}
+constinit const KernelImpl kEngineView{.name = "engine.view", .match = match_view,
+                                       .build = build_view};
 
 }  // namespace kiln::engine

@@ -2,7 +2,7 @@
 // and inside an If's branch (which the interpreter runs) the engine's override runs it too;
 // Resize is a cpu.resize step, which hands what resize_2d does not run to the reference kernel.
 // All give the reference Session's outputs.
-#include "engine/context_kernels.h"
+#include "engine/native/context_kernels.h"
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 #include "engine/cpu/lstm.h"
 #include "engine/kernel_table.h"
 #include "engine/lowering.h"
+#include "engine/native/native_kernels.h"
 #include "engine/reference_step.h"
 #include "ops/attrs.h"
 #include "support/error.h"
@@ -102,8 +103,7 @@ bool build_lstm(Group& g, Lowering& lw) {
 
 }  // namespace
 
-void register_recurrent_kernels(KernelTable& t) {
-  t.add("", "LSTM", DataType::kFloat, {.name = "cpu.lstm", .match = match_reference, .build = build_lstm});
-}
+constinit const KernelImpl kCpuLstm{.name = "cpu.lstm", .match = match_reference,
+                                    .build = build_lstm};
 
 }  // namespace kiln::engine
