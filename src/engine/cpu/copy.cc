@@ -167,7 +167,7 @@ void concat_blocks_affine(std::span<const float* const> xs, std::span<const int6
     }
   const int64_t blocks = static_cast<int64_t>(piece_of.size());
   if (batch * blocks * pixels == 0) return;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(batch * blocks, tasks_per_thread(pixels * kBlock * 2 * 4), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / blocks, j = t % blocks, piece = piece_of[j], c = first_channel[j];

@@ -103,7 +103,7 @@ void depthwise_conv(const DepthwiseConv& c, const float* x, float* y, float* mea
   const int64_t chunk_blocks = split.chunk_blocks, chunks = split.chunks, units = split.units;
   const int64_t bands = split.bands, band_rows = split.band_rows, ldr = split.ldr;
   const size_t row_floats = static_cast<size_t>(pw * ldr);
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(units * bands, 1, [&](int64_t first, int64_t last) {
     float* ring = thread_scratch((static_cast<size_t>(s.kh) + 1) * row_floats +
                                  static_cast<size_t>((s.out_w + 1) * ldr));

@@ -6,7 +6,7 @@
 // copied into a ring of kh rows of that block, [padded width][16] with the pads zero, where the
 // input activation (the SiLU an expansion conv would otherwise apply as it writes) runs once per
 // input row while the row is in L1; each output row is then kh x kw fused multiply-adds per 16
-// outputs from that ring (cpu::KernelTable::depthwise_row), its epilogue applied before it is
+// outputs from that ring (cpu::IsaKernels::depthwise_row), its epilogue applied before it is
 // stored. The pads are zeros of the conv's input: the input activation does not touch them.
 #pragma once
 

@@ -48,7 +48,7 @@ bool binary_tiled(BinaryOp op, const BroadcastPlan& p, const float* a, const flo
   if (rep < 0) return false;
   const float* src[2] = {a, b};
   const int64_t group = p.group(), tile_len = kTileFloats / inner * inner;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(p.numel, binary_grain(op), [&](int64_t begin, int64_t end) {
     alignas(64) float tile[kTileFloats];
     int64_t tiled = -1;  // the group the tile holds
@@ -98,12 +98,12 @@ const char* binary_name(BinaryOp op) {
 }
 
 void unary(UnaryOp op, const float* x, float* y, int64_t n, UnaryParams p) {
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(n, unary_grain(op), [&](int64_t b, int64_t e) { k.unary(op, p, x + b, y + b, e - b); });
 }
 
 void apply_row_ops(std::span<const RowOp> ops, const float* x, float* y, int64_t n) {
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   if (ops.empty() && x != y) k.unary(UnaryOp::kIdentity, {}, x, y, n);
   for (const RowOp& op : ops) {
     if (!op.affine) {
@@ -119,20 +119,20 @@ void apply_row_ops(std::span<const RowOp> ops, const float* x, float* y, int64_t
 }
 
 void binary(BinaryOp op, const float* a, const float* b, float* y, int64_t n) {
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(n, binary_grain(op),
                [&](int64_t s, int64_t e) { k.binary_vv(op, a + s, b + s, y + s, e - s); });
 }
 
 void binary_scalar(BinaryOp op, const float* a, float b, float* y, int64_t n) {
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(n, binary_grain(op),
                [&](int64_t s, int64_t e) { k.binary_vs(op, a + s, b, y + s, e - s); });
 }
 
 void scale_runs(const float* x, const float* s, const int32_t* index, float* y, int64_t runs,
                 int64_t len) {
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(runs, std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(len, 1)),
                [&](int64_t b, int64_t e) {
                  k.scale_runs(x + b * len, s, index + b, y + b * len, e - b, len);
@@ -140,7 +140,7 @@ void scale_runs(const float* x, const float* s, const int32_t* index, float* y, 
 }
 
 void scalar_binary(BinaryOp op, float a, const float* b, float* y, int64_t n) {
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(n, binary_grain(op),
                [&](int64_t s, int64_t e) { k.binary_sv(op, a, b + s, y + s, e - s); });
 }
@@ -161,7 +161,7 @@ void binary_broadcast(BinaryOp op, const float* a, std::span<const int64_t> a_di
   if (p.is_full(0) && p.is_scalar(1)) return binary_scalar(op, a, b[0], y, p.numel);
   if (p.is_scalar(0) && p.is_full(1)) return scalar_binary(op, a[0], b, y, p.numel);
   if (binary_tiled(op, p, a, b, y)) return;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   // The innermost collapsed axis has an extent > 1, so at least one input runs along it.
   const bool a_runs = p.strides[0].back() != 0, b_runs = p.strides[1].back() != 0;
   parallel_for(p.numel, binary_grain(op), [&](int64_t begin, int64_t end) {

@@ -134,7 +134,7 @@ struct Operand {
 };
 
 // Runs one instruction on a block of len elements into dst.
-void run_instr(const KernelTable& k, const EwInstr& in, Operand a, Operand b, float* dst,
+void run_instr(const IsaKernels& k, const EwInstr& in, Operand a, Operand b, float* dst,
                int64_t len) {
   if (in.is_unary) {
     if (a.p) {
@@ -182,7 +182,7 @@ void FusedKernel::run(std::span<const float* const> inputs, float* y) const {
   KILN_CHECK(inputs.size() >= n_in, ErrorKind::kRuntime,
              "fused elementwise chain: {} inputs given, the program reads {}", inputs.size(), n_in);
   if (plan_.numel == 0) return;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   const auto& code = program_.code();
   const int n_code = static_cast<int>(code.size());
   const EwValue result = program_.result();

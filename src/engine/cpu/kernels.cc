@@ -8,24 +8,24 @@
 namespace kiln::cpu {
 namespace {
 
-std::atomic<const KernelTable*> g_active{nullptr};
+std::atomic<const IsaKernels*> g_active{nullptr};
 
 }  // namespace
 
-const KernelTable& kernel_table(Isa isa) {
+const IsaKernels& isa_kernels(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return scalar::kernel_table();
-    case Isa::kAvx2: return avx2::kernel_table();
-    case Isa::kAvx512: return avx512::kernel_table();
+    case Isa::kScalar: return scalar::isa_kernels();
+    case Isa::kAvx2: return avx2::isa_kernels();
+    case Isa::kAvx512: return avx512::isa_kernels();
   }
-  return scalar::kernel_table();
+  return scalar::isa_kernels();
 }
 
-const KernelTable& kernels() {
-  const KernelTable* t = g_active.load(std::memory_order_acquire);
+const IsaKernels& kernels() {
+  const IsaKernels* t = g_active.load(std::memory_order_acquire);
   if (!t) [[unlikely]] {
-    t = &kernel_table(best_isa());
-    const KernelTable* expected = nullptr;
+    t = &isa_kernels(best_isa());
+    const IsaKernels* expected = nullptr;
     if (!g_active.compare_exchange_strong(expected, t)) t = expected;
   }
   return *t;
@@ -37,7 +37,7 @@ Isa set_active_isa(Isa isa) {
   KILN_CHECK(isa_supported(isa), ErrorKind::kUnsupported, "this CPU cannot run {} kernels",
              isa_name(isa));
   const Isa previous = active_isa();
-  g_active.store(&kernel_table(isa), std::memory_order_release);
+  g_active.store(&isa_kernels(isa), std::memory_order_release);
   return previous;
 }
 

@@ -11,7 +11,7 @@
 
 namespace kiln::cpu {
 
-struct KernelTable {
+struct IsaKernels {
   Isa isa;
   int width;  // float lanes per register
 
@@ -67,12 +67,12 @@ struct KernelTable {
                        int64_t cols);
 };
 
-namespace scalar { const KernelTable& kernel_table(); }
-namespace avx2 { const KernelTable& kernel_table(); }
-namespace avx512 { const KernelTable& kernel_table(); }
+namespace scalar { const IsaKernels& isa_kernels(); }
+namespace avx2 { const IsaKernels& isa_kernels(); }
+namespace avx512 { const IsaKernels& isa_kernels(); }
 
-const KernelTable& kernel_table(Isa isa);
+const IsaKernels& isa_kernels(Isa isa);
 // The active ISA's table: best_isa()'s, chosen on first use (set_active_isa switches it).
-const KernelTable& kernels();
+const IsaKernels& kernels();
 
 }  // namespace kiln::cpu

@@ -574,8 +574,8 @@ void transpose_4b_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, int
 
 }  // namespace
 
-const KernelTable& kernel_table() {
-  static const KernelTable table{
+const IsaKernels& isa_kernels() {
+  static const IsaKernels table{
       .isa = Isa::KILN_CPU_ISA_ENUM,
       .width = W,
       .unary = unary_kernel,

@@ -14,7 +14,7 @@ constexpr int64_t kGrain = 32 << 10;  // elements per thread
 void run_norm(const float* x, const float* scale, const float* bias, float* y, int64_t rows,
               int64_t cols, float epsilon, bool rms, float* mean, float* inv_std) {
   if (rows <= 0) return;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(cols, 1)),
                [&](int64_t b, int64_t e) {
                  k.norm_rows(x + b * cols, scale, bias, y + b * cols, e - b, cols, epsilon, rms,

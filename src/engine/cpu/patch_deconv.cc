@@ -29,7 +29,7 @@ void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed
   if (bias)
     for (int64_t b = 0; b < s.kw; ++b) std::copy(bias, bias + M, bias_cols.begin() + b * M);
   const std::vector<float> zeros(static_cast<size_t>(std::max(cols, s.w)), 0.0f);  // a zero bias
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   // Fewer columns than a register holds (OC = 1): registers run along the pixels instead, over
   // the input row transposed to [C, W], and the result [cols, W] is transposed into the row.
   const bool narrow = cols < k.width;

@@ -16,7 +16,7 @@ constexpr int64_t kGrain = 64 << 10;     // elements per thread
 constexpr int64_t kColumnBlock = 1024;   // columns per task when reducing leading axes
 
 // One long row split over the threads: partial sums (or maxima) per piece, then combined.
-float reduce_long_row(const KernelTable& k, ReduceOp op, const float* x, int64_t len) {
+float reduce_long_row(const IsaKernels& k, ReduceOp op, const float* x, int64_t len) {
   const ReduceOp part_op = op == ReduceOp::kMax ? ReduceOp::kMax : ReduceOp::kSum;
   const int pieces = worker_threads();
   std::vector<float> part(pieces, 0.0f);
@@ -39,7 +39,7 @@ float reduce_long_row(const KernelTable& k, ReduceOp op, const float* x, int64_t
 
 void reduce(ReduceOp op, const float* x, float* y, int64_t outer, int64_t len, int64_t inner) {
   if (outer <= 0 || inner <= 0) return;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   if (inner == 1) {
     const int threads = worker_threads();
     if (outer < threads && len >= 2 * kGrain) {

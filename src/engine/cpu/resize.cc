@@ -111,7 +111,7 @@ void resize_2d(const float* x, int64_t planes, int64_t h, int64_t w, float* y, i
   if (planes <= 0 || out_h <= 0 || out_w <= 0 || inner <= 0) return;
   const AxisMap mh = map_axis(o, h, out_h, o.scale_h), mw = map_axis(o, w, out_w, o.scale_w);
   const bool linear = o.mode == ResizeMode::kLinear;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   const int64_t row_len = out_w * inner;
   // An input row resized along W into dst.
   auto resize_row = [&](const float* src, float* dst) {

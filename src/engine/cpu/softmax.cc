@@ -14,7 +14,7 @@ constexpr int64_t kColumnBlock = 256;  // columns per task when the axis is not 
 
 void run_softmax(const float* x, float* y, int64_t outer, int64_t len, int64_t inner, bool log) {
   if (outer == 0 || len == 0 || inner == 0) return;
-  const KernelTable& k = kernels();
+  const IsaKernels& k = kernels();
   const int64_t row_grain = std::max<int64_t>(1, kGrain / len);
   if (inner == 1) {
     parallel_for(outer, row_grain, [&](int64_t b, int64_t e) {

@@ -136,7 +136,7 @@ void transpose_typed(const void* xv, void* yv, const Collapsed& c) {
   const int64_t batch = rank == 3 ? c.dims[0] : 1;
   const int64_t rows = c.dims[rank - 2], cols = c.dims[rank - 1];
   if constexpr (sizeof(T) == 4) {
-    const KernelTable& k = kernels();
+    const IsaKernels& k = kernels();
     const float* xf = reinterpret_cast<const float*>(x);
     float* yf = reinterpret_cast<float*>(y);
     transpose_2d(batch, rows, cols, 4, [&](int64_t i, int64_t r, int64_t col, int64_t nr, int64_t nc) {
