@@ -6,9 +6,9 @@
 #include <set>
 
 #include "profile/bench_report.h"
-#include "profile/charts.h"
-#include "profile/compare_sections.h"
-#include "profile/html_page.h"
+#include "report/charts.h"
+#include "report/compare_sections.h"
+#include "report/html_page.h"
 #include "profile/report_format.h"
 
 namespace kiln {

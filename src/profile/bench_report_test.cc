@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/runner.h"
-#include "profile/charts.h"
+#include "report/charts.h"
 #include "profile/profile_test_util.h"
 
 namespace kiln {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <map>
 
-#include "profile/charts.h"
-#include "profile/html_page.h"
+#include "report/charts.h"
+#include "report/html_page.h"
 #include "profile/report.h"
 #include "profile/report_format.h"
 #include "profile/report_rows.h"

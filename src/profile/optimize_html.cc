@@ -7,9 +7,9 @@
 #include <map>
 #include <tuple>
 
-#include "profile/charts.h"
-#include "profile/compare_sections.h"
-#include "profile/html_page.h"
+#include "report/charts.h"
+#include "report/compare_sections.h"
+#include "report/html_page.h"
 #include "profile/optimize_report.h"
 #include "profile/report_format.h"
 

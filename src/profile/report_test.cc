@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "profile/html_page.h"
+#include "report/html_page.h"
 #include "profile/profile_target.h"
 #include "profile/profile_test_util.h"
-#include "profile/text_table.h"
+#include "report/text_table.h"
 
 namespace kiln {
 namespace {

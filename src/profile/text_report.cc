@@ -3,7 +3,7 @@
 
 #include "profile/report.h"
 #include "profile/report_rows.h"
-#include "profile/text_table.h"
+#include "report/text_table.h"
 
 namespace kiln {
 

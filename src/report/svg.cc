@@ -1,4 +1,4 @@
-#include "profile/svg.h"
+#include "report/svg.h"
 
 #include <fmt/format.h>
 

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "profile/chart_scale.h"
-#include "profile/charts.h"
-#include "profile/svg.h"
+#include "report/chart_scale.h"
+#include "report/charts.h"
+#include "report/svg.h"
 
 namespace kiln::chart_parts {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "profile/html_page.h"
+#include "report/html_page.h"
 
 namespace kiln {
 

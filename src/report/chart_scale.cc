@@ -1,4 +1,4 @@
-#include "profile/chart_scale.h"
+#include "report/chart_scale.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "profile/chart_parts.h"
+#include "report/chart_parts.h"
 
 namespace kiln::chart_parts {
 

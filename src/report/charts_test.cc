@@ -1,12 +1,12 @@
-#include "profile/charts.h"
+#include "report/charts.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "profile/chart_scale.h"
+#include "report/chart_scale.h"
 #include "profile/profile_test_util.h"
-#include "profile/svg.h"
+#include "report/svg.h"
 
 namespace kiln {
 namespace {

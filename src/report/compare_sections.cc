@@ -1,4 +1,4 @@
-#include "profile/compare_sections.h"
+#include "report/compare_sections.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "profile/charts.h"
+#include "report/charts.h"
 
 namespace kiln {
 

@@ -1,10 +1,10 @@
-#include "profile/html_page.h"
+#include "report/html_page.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "profile/svg.h"
+#include "report/svg.h"
 
 namespace kiln {
 

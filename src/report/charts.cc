@@ -1,11 +1,11 @@
-#include "profile/charts.h"
+#include "report/charts.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "profile/chart_parts.h"
+#include "report/chart_parts.h"
 
 namespace kiln {
 

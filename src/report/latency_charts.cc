@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "profile/chart_parts.h"
-#include "profile/charts.h"
+#include "report/chart_parts.h"
+#include "report/charts.h"
 
 namespace kiln {
 
