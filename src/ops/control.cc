@@ -1,7 +1,7 @@
 // Op family: control (see docs/ops.md for the contract every op follows).
 //   control_flow.cc      If, Loop, Scan
 //   control_sequence.cc  sequence and optional ops, SequenceMap
-//   control_rnn.cc       RNN, GRU, LSTM
+//   rnn.cc               RNN, GRU, LSTM
 #include "ops/kernel_util.h"
 #include "ops/op.h"
 

@@ -17,6 +17,8 @@ void register_nn_ops(OpRegistry& r) {
   register_nn_conv_ops(r);
   register_nn_pool_ops(r);
   register_nn_matmul_ops(r);
+  register_nn_einsum_ops(r);
+  register_nn_det_ops(r);
   register_nn_quant_ops(r);
   register_nn_attention_ops(r);
 }

@@ -19,12 +19,21 @@
 namespace kiln {
 void register_nn_conv_ops(OpRegistry& r);
 void register_nn_pool_ops(OpRegistry& r);
-void register_nn_matmul_ops(OpRegistry& r);
+void register_nn_matmul_ops(OpRegistry& r);  // MatMul, MatMulInteger, QLinearMatMul, Gemm
+void register_nn_einsum_ops(OpRegistry& r);  // einsum.cc
+void register_nn_det_ops(OpRegistry& r);     // det.cc
 void register_nn_quant_ops(OpRegistry& r);
 void register_nn_attention_ops(OpRegistry& r);
 }  // namespace kiln
 
 namespace kiln::nn {
+
+// Accumulation type of the matrix products (nn_matmul.cc, einsum.cc): the compute type for floats; 64-bit unsigned (wrapping) for integers.
+template <typename T>
+using acc_t = std::conditional_t<is_small_int_v<T> || std::is_integral_v<T>,
+                                 std::conditional_t<std::is_same_v<T, bool>, bool, uint64_t>,
+                                 compute_t<T>>;
+
 
 // One element of any numeric kiln type as the arithmetic type C.
 template <typename C, typename T>

@@ -1,6 +1,7 @@
 // Op family: normalization (see docs/ops.md for the contract every op follows).
 //
-// The family spans several files (normalization_*.cc); this one registers them all and holds the
+// The family spans several files (normalization_*.cc, resize.cc, sampling.cc, nms.cc); this one
+// registers them all and holds the
 // helpers they share (normalization_util.h).
 #include "ops/kernel_util.h"
 #include "ops/normalization_util.h"
@@ -74,6 +75,7 @@ void register_normalization_ops(OpRegistry& r) {
   norm::register_reduce(r);
   norm::register_resize(r);
   norm::register_sampling(r);
+  norm::register_nms(r);
   norm::register_losses(r);
   norm::register_sequence(r);
 }

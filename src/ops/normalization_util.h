@@ -1,4 +1,4 @@
-// Helpers private to the normalization family (src/ops/normalization*.cc).
+// Helpers private to the normalization family (normalization_*.cc, resize.cc, sampling.cc, nms.cc).
 #pragma once
 
 #include <cmath>
@@ -15,9 +15,10 @@ namespace kiln::norm {
 void register_norms(OpRegistry& r);    // normalization_norms.cc
 void register_softmax(OpRegistry& r);  // normalization_softmax.cc
 void register_reduce(OpRegistry& r);   // normalization_reduce.cc
-void register_resize(OpRegistry& r);   // normalization_resize.cc
+void register_resize(OpRegistry& r);   // resize.cc
 void register_sampling(
-    OpRegistry& r);  // normalization_sampling.cc (GridSample, AffineGrid, RoiAlign, NMS)
+    OpRegistry& r);  // sampling.cc (GridSample, AffineGrid, RoiAlign)
+void register_nms(OpRegistry& r);      // nms.cc (NonMaxSuppression)
 void register_losses(OpRegistry& r);  // normalization_loss.cc (Dropout, NLL, SCE)
 void register_sequence(
     OpRegistry& r);  // normalization_sequence.cc (SwiGLU, LinearAttention, CausalConv)

@@ -15,7 +15,7 @@ import struct
 import sys
 import zlib
 
-# kiln's category palette (src/profile/charts.cc) and the roof colour.
+# kiln's category palette (src/report/charts.cc) and the roof colour.
 COLOURS = {"colour1": (0x4e, 0x79, 0xa7), "colour2": (0xf2, 0x8e, 0x2b),
            "colour3": (0xe1, 0x57, 0x59), "colour4": (0x76, 0xb7, 0xb2),
            "roof": (0xc0, 0x39, 0x2b)}
