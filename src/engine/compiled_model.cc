@@ -81,6 +81,7 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
 
 std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
   std::lock_guard<std::mutex> lock(mu_);
+  AllocationCapScope cap(opts_.allocation_cap);  // the plan, the arena and reference kernels
   check_feeds(inputs_, feeds);
   apply_threads(opts_.threads);
   return plan_for(signature_of(feeds)).run(feeds, observer);
@@ -88,6 +89,7 @@ std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunOb
 
 std::string CompiledModel::describe(const std::vector<std::vector<int64_t>>& input_dims) {
   std::lock_guard<std::mutex> lock(mu_);
+  AllocationCapScope cap(opts_.allocation_cap);
   return plan_for(input_dims).describe();
 }
 

@@ -15,22 +15,13 @@ void outer_reads(const Graph& g, const Graph& main, std::vector<const Value*>& o
   for (const auto& n : g.nodes()) {
     for (const Value* v : n->inputs)
       if (v && v->owner == &main) out.push_back(v);
-    for (const auto& a : n->attrs) {
-      if (a.g) outer_reads(*a.g, main, out);
-      for (const auto& sg : a.graphs) outer_reads(*sg, main, out);
-    }
+    for_each_subgraph(*n, [&](const Graph& sg) { outer_reads(sg, main, out); });
   }
   for (const Value* v : g.outputs)
     if (v->owner == &main) out.push_back(v);
 }
 
 }  // namespace
-
-bool has_subgraphs(const Node& n) {
-  for (const auto& a : n.attrs)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
 
 GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims)
     : model_(model), graph_(*model.graph) {
@@ -81,10 +72,7 @@ void GraphFacts::collect_reads() {
     std::vector<const Value*> r;
     for (const Value* v : n->inputs)
       if (v) r.push_back(v);
-    for (const auto& a : n->attrs) {
-      if (a.g) outer_reads(*a.g, graph_, r);
-      for (const auto& sg : a.graphs) outer_reads(*sg, graph_, r);
-    }
+    for_each_subgraph(*n, [&](const Graph& sg) { outer_reads(sg, graph_, r); });
     std::vector<const Value*> unique;
     for (const Value* v : r)
       if (std::find(unique.begin(), unique.end(), v) == unique.end()) unique.push_back(v);
@@ -106,7 +94,7 @@ void GraphFacts::fold_constants(const std::unordered_map<const Value*, Tensor>& 
       continue;
     }
     const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
-    if (!schema || !schema->kernel || !schema->deterministic || has_subgraphs(n)) continue;
+    if (!schema || !schema->kernel || !schema->deterministic || has_subgraph(n)) continue;
     std::vector<RtValue> in(n.inputs.size());
     std::vector<const RtValue*> ptrs(n.inputs.size(), nullptr);
     bool all_constant = true;

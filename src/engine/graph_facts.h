@@ -9,11 +9,9 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/walk.h"
 
 namespace kiln::engine {
-
-// Whether n holds subgraphs (If, Loop, Scan ...).
-bool has_subgraphs(const Node& n);
 
 class GraphFacts {
  public:

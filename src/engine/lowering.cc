@@ -162,7 +162,8 @@ void Lowering::lower_standalone(const Node* n) {
 const Lowering::ValueSlots& Lowering::slots_of(const Value* v) const {
   auto it = values_.find(v);
   if (it == values_.end())
-    fail(ErrorKind::kRuntime, "internal error: value '{}' is read before it is made", v->name);
+    fail(ErrorKind::kInternal, "internal error (a bug in kiln): value '{}' is read before it is made",
+         v->name);
   return it->second;
 }
 
@@ -200,7 +201,7 @@ int Lowering::in_layout(const Value* v, const dnnl::memory::desc& md) {
   const SlotInfo from = plan_.slots[src];  // a copy: adding slots moves them
   const auto dt = dnnl_dtype(from.dtype);
   if (!dt || !from.dims)
-    fail(ErrorKind::kRuntime, "internal error: a layout asked for '{}' ({}, dims {}known)", v->name,
+    fail(ErrorKind::kInternal, "internal error (a bug in kiln): a layout asked for '{}' ({}, dims {}known)", v->name,
          dtype_name(from.dtype), from.dims ? "" : "not ");
   const dnnl::memory::desc from_md = from.md ? *from.md : plain_md(*from.dims, *dt);
   if (same_layout(from_md, md)) return src;

@@ -50,7 +50,7 @@ bool build_reference(Group& g, Lowering& lw) {
 
 void add_kernel_context_step(Group& g, Lowering& lw, const KernelFn& kernel,
                              std::string_view name) {
-  if (has_subgraphs(*g.anchor)) return add_subgraph_step(*g.anchor, lw, kernel);
+  if (has_subgraph(*g.anchor)) return add_subgraph_step(*g.anchor, lw, kernel);
   auto step = std::make_unique<KernelContextStep>(*g.anchor, kernel, name);
   step->wire(lw);
   lw.add(std::move(step));

@@ -6,6 +6,7 @@
 #include "engine/compiled_subgraph.h"
 #include "engine/native/context_kernels.h"
 #include "engine/reference_step.h"
+#include "ir/walk.h"
 #include "runtime/interpreter.h"
 #include "support/error.h"
 
@@ -33,11 +34,7 @@ class SubgraphStep : public KernelContextStep, private SubgraphRunner {
       if (std::find(n.inputs.begin(), n.inputs.end(), v) == n.inputs.end()) also_reads.push_back(s);
       if (const Tensor* c = lw.facts().constant(v)) constants.emplace(v, *c);
     }
-    for (const auto& a : n.attrs) {
-      if (a.g) add_body(*a.g, constants, lw);
-      for (const auto& g : a.graphs)
-        if (g) add_body(*g, constants, lw);
-    }
+    for_each_subgraph(n, [&](const Graph& g) { add_body(g, constants, lw); });
   }
 
   std::string detail() const override {
@@ -62,8 +59,7 @@ class SubgraphStep : public KernelContextStep, private SubgraphRunner {
 
   const RtValue& outer_value(const Value* v) const {
     auto it = outer_.find(v);
-    KILN_CHECK(it != outer_.end(), ErrorKind::kRuntime,
-               "internal error: a subgraph reads '{}', not among the node's reads", v->name);
+    KILN_ASSERT(it != outer_.end(), "a subgraph reads '" + v->name + "', not among the node's reads");
     return state_->slots[it->second];
   }
 

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -44,6 +45,7 @@ struct OpSchema {
   InferFn infer;
   KernelFn kernel;
   bool deterministic = true;  // false for random ops: never folded into constants
+  std::string file;           // the source file that registers it ("ops/nms.cc"): docs/ops.md's index
 
   // Fluent setters, so a registration reads as one statement.
   OpSchema& versions(int first, int gone = 0) { since = first; removed = gone; return *this; }
@@ -89,7 +91,8 @@ struct OpSchema {
 class OpRegistry {
  public:
   static OpRegistry& global();  // every family registered (ops/op_families.cc)
-  OpSchema& add(std::string domain, std::string name);
+  OpSchema& add(std::string domain, std::string name,
+                std::source_location where = std::source_location::current());
   const OpSchema* find(std::string_view domain, std::string_view name) const;
   const std::vector<std::unique_ptr<OpSchema>>& all() const { return ops_; }
 

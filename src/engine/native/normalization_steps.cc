@@ -91,7 +91,7 @@ std::optional<NormShape> norm_shape(const Node& n, const GraphFacts& f) {
   int64_t axis = attr_int(n, "axis", -1);
   if (axis < -rank || axis >= rank) return std::nullopt;
   if (axis < 0) axis += rank;
-  const NormShape s{dims_product(*d, 0, axis), dims_product(*d, axis, rank), attr_float(n, "epsilon", 1e-5f)};
+  const NormShape s{dims_product(*d, 0, axis), dims_product(*d, axis, rank), attr_float(n, "epsilon")};
   for (int i = 1; i < 3; ++i) {
     if (!n.has_input(i)) continue;
     const auto* p = float_dims(n.inputs[i], f);

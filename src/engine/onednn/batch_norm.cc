@@ -16,7 +16,7 @@ namespace kiln::engine {
 
 bool batch_norm_fits(const Node& n, const GraphFacts& f) {
   if (n.num_inputs() != 5 || !n.has_input(0) || f.dtype(n.inputs[0]) != DataType::kFloat) return false;
-  if (attr_int(n, "training_mode", 0) != 0) return false;
+  if (attr_int(n, "training_mode") != 0) return false;
   for (int i = 1; i < n.num_outputs(); ++i)
     if (n.outputs[i]) return false;
   const auto* x = f.dims(n.inputs[0]);
@@ -35,7 +35,7 @@ ChannelAffine batch_norm_affine(const Node& n, const GraphFacts& f) {
   const float* bias = f.constant(n.inputs[2])->data<float>();
   const float* mean = f.constant(n.inputs[3])->data<float>();
   const float* var = f.constant(n.inputs[4])->data<float>();
-  const double eps = attr_float(n, "epsilon", 1e-5f);
+  const double eps = attr_float(n, "epsilon");
   const auto channels = static_cast<size_t>(f.constant(n.inputs[1])->numel());
   ChannelAffine a{std::vector<float>(channels), std::vector<float>(channels)};
   for (size_t c = 0; c < channels; ++c) {
@@ -76,7 +76,7 @@ bool build_batch_norm(Group& g, Lowering& lw) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::batch_normalization_forward::primitive_desc pd(
       dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, src_md,
-                                              attr_float(n, "epsilon", 1e-5f), flags),
+                                              attr_float(n, "epsilon"), flags),
       attr, dnnl_engine());
   auto step = std::make_unique<DnnlStep>(dnnl::batch_normalization_forward(pd), &n, "onednn.batch_norm");
   step->threads = threads;

@@ -44,7 +44,7 @@ bool graph_prefers_blocked(const GraphFacts& f) {
     if (n->op_type != "Conv" || !n->domain.empty()) continue;
     const auto geo = conv_geometry(*n, f);
     if (!geo) continue;
-    if (attr_int(*n, "group", 1) != 1) return false;
+    if (attr_int(*n, "group") != 1) return false;
     winograd = winograd || winograd_fits(*geo);
   }
   return winograd;
@@ -264,7 +264,7 @@ bool build_conv(Group& g, Lowering& lw) {
   if (scale) {
     auto scaled = std::make_unique<InputScaledConv>(dnnl::convolution_forward(made.pd), &n,
                                                     *f.constant(n.inputs[1]), geo.weights,
-                                                    attr_int(n, "group", 1), made.pd.weights_desc());
+                                                    attr_int(n, "group"), made.pd.weights_desc());
     scaled->read_scale(lw.plain(scale->s));
     step = std::move(scaled);
   } else {

@@ -25,7 +25,7 @@ std::optional<ConvGeometry> conv_geometry(const Node& n, const GraphFacts& f) {
   const int rank = static_cast<int>(x->size());
   if (rank < 3 || rank > 5 || w->rank() != rank || !all_positive(*x) || !all_positive(w->dims()))
     return {};
-  const int64_t G = attr_int(n, "group", 1), C = (*x)[1], M = w->dim(0);
+  const int64_t G = attr_int(n, "group"), C = (*x)[1], M = w->dim(0);
   if (G < 1 || C % G != 0 || C / G != w->dim(1) || M % G != 0) return {};
   if (b && (b->dtype() != DataType::kFloat || b->numel() != M)) return {};
   ConvGeometry g;

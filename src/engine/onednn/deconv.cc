@@ -29,7 +29,7 @@ std::optional<DeconvGeometry> deconv_geometry(const Node& n, const GraphFacts& f
     for (int64_t v : *d)
       if (v <= 0) return std::nullopt;
   if (attr_string(n, "auto_pad", "NOTSET") != "NOTSET" || n.attr("output_shape")) return std::nullopt;
-  const int64_t G = attr_int(n, "group", 1), C = (*x)[1];
+  const int64_t G = attr_int(n, "group"), C = (*x)[1];
   if (G < 1 || w->dim(0) != C || C % G != 0) return std::nullopt;
   const int64_t M = w->dim(1) * G;
   if ((*y)[1] != M || (b && b->numel() != M)) return std::nullopt;

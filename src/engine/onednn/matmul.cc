@@ -153,7 +153,7 @@ std::optional<Product> gemm_product(const Node& n, const GraphFacts& f) {
   if (!ad || !bd || !od || ad->size() != 2 || bd->size() != 2 || !all_positive(*ad) ||
       !all_positive(*bd))
     return {};
-  const bool ta = attr_int(n, "transA", 0) != 0, tb = attr_int(n, "transB", 0) != 0;
+  const bool ta = attr_int(n, "transA") != 0, tb = attr_int(n, "transB") != 0;
   Product p;
   p.out = *od;
   const int64_t M = ta ? (*ad)[1] : (*ad)[0], K = ta ? (*ad)[0] : (*ad)[1];
@@ -162,8 +162,8 @@ std::optional<Product> gemm_product(const Node& n, const GraphFacts& f) {
   p.a = {.value = a, .dims = {M, K}, .strides = ta ? std::vector<int64_t>{1, M} : std::vector<int64_t>{K, 1}};
   p.b = {.value = b, .dims = {K, N}, .strides = tb ? std::vector<int64_t>{1, K} : std::vector<int64_t>{N, 1}};
   p.dst = {M, N};
-  p.alpha = attr_float(n, "alpha", 1.f);
-  p.beta = attr_float(n, "beta", 1.f);
+  p.alpha = attr_float(n, "alpha");
+  p.beta = attr_float(n, "beta");
   p.weights_mode = f.constant(b) && !f.constant(a);
   if (p.alpha != 1 && !p.weights_mode) return {};
   if (n.has_input(2)) {

@@ -44,7 +44,7 @@ std::optional<PoolGeometry> pool_geometry(const Node& n, const GraphFacts& f) {
     }
     return g;
   }
-  const bool include_pad = op == "AveragePool" && attr_int(n, "count_include_pad", 0) != 0;
+  const bool include_pad = op == "AveragePool" && attr_int(n, "count_include_pad") != 0;
   g.alg = op == "MaxPool" ? dnnl::algorithm::pooling_max
           : include_pad   ? dnnl::algorithm::pooling_avg_include_padding
                           : dnnl::algorithm::pooling_avg_exclude_padding;
