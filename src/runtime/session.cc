@@ -18,15 +18,11 @@ std::unique_ptr<Session> Session::load(const std::filesystem::path& path,
 }
 
 void prepare_model(Model& model, const SessionOptions& opts) {
-<<<<<<< HEAD
   AllocationCapScope cap(opts.allocation_cap);  // inference evaluates constant nodes
-  check_model(model);
-=======
-  if (opts.allocation_cap > 0) set_allocation_cap(opts.allocation_cap);
   // The warnings are what the caller allowed in opts: said where a person reads them.
   for (const std::string& w : check_model(model, {.allow_newer_opset = opts.allow_newer_opset}))
-    std::cerr << "kiln: warning: " << w << "\n";
->>>>>>> checker
+    std::cerr << "kiln: warning: " << w << "
+";
   inline_functions(model);
   if (opts.infer) infer_shapes(model);
   check_type_constraints(model);  // judges the types inference found
