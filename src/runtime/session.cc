@@ -21,8 +21,7 @@ void prepare_model(Model& model, const SessionOptions& opts) {
   AllocationCapScope cap(opts.allocation_cap);  // inference evaluates constant nodes
   // The warnings are what the caller allowed in opts: said where a person reads them.
   for (const std::string& w : check_model(model, {.allow_newer_opset = opts.allow_newer_opset}))
-    std::cerr << "kiln: warning: " << w << "
-";
+    std::cerr << "kiln: warning: " << w << "\n";
   inline_functions(model);
   if (opts.infer) infer_shapes(model);
   check_type_constraints(model);  // judges the types inference found
