@@ -33,8 +33,9 @@ TypeInfo merge_declared(TypeInfo inferred, const TypeInfo& declared) {
 // that a sparse tensor may stand where a tensor is declared, as ONNX allows.
 bool agrees(const TypeInfo& inferred, const TypeInfo& declared) {
   using K = TypeInfo::Kind;
+  const bool sparse_for_dense = inferred.kind == K::kSparseTensor && declared.kind == K::kTensor;
   if (inferred.kind != declared.kind && inferred.kind != K::kUnknown &&
-      declared.kind != K::kUnknown && !(inferred.kind == K::kSparseTensor && declared.kind == K::kTensor))
+      declared.kind != K::kUnknown && !sparse_for_dense)
     return false;
   if (inferred.kind != TypeInfo::Kind::kTensor || declared.kind != TypeInfo::Kind::kTensor) return true;
   bool agree = inferred.elem == DataType::kUndefined || declared.elem == DataType::kUndefined ||

@@ -45,8 +45,9 @@ void check_batchnorm_14(const InferContext& ctx) {
   for (int i = 1; i < 5; ++i) {
     const auto& s = ctx.input_shape(i);
     if (!s) continue;
-    KILN_CHECK(s->size() == 1, ErrorKind::kBadModel, "{}{} has rank {}, expected 1 (one value per channel)",
-               n.where(), kNames[i], s->size());
+    KILN_CHECK(s->size() == 1, ErrorKind::kBadModel,
+               "{}{} has rank {}, expected 1 (one value per channel)", n.where(), kNames[i],
+               s->size());
     const Dim& c = (*s)[0];
     if (!c.is_known()) continue;
     KILN_CHECK(!channels.is_known() || channels.value() == c.value(), ErrorKind::kBadModel,

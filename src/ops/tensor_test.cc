@@ -117,7 +117,8 @@ TEST(TensorInfer, OneHotDepthHoldsOneValueAndValuesTwo) {
   };
   EXPECT_EQ(onehot({}, {2}), "");
   EXPECT_EQ(onehot({1}, {2}), "");  // a 1-element vector, as ONNX accepts
-  EXPECT_NE(onehot({2}, {2}).find("(OneHot): depth has 2 elements, expected one"), std::string::npos);
+  EXPECT_NE(onehot({2}, {2}).find("(OneHot): depth has 2 elements, expected one"),
+            std::string::npos);
   EXPECT_NE(onehot({1, 1}, {2}).find("depth has rank 2"), std::string::npos);
   EXPECT_NE(onehot({}, {3}).find("values has 3 elements, expected 2"), std::string::npos);
   EXPECT_NE(onehot({}, {2, 1}).find("values has rank 2, expected 1"), std::string::npos);
