@@ -51,10 +51,23 @@ std::string names_of(const std::map<std::string, onnx::OpSchema::Attribute>& att
   return out.empty() ? "none" : out;
 }
 
+// A schema may allow only some counts within its range (NumOutputs({1, 5})), which libonnx does
+// not expose: the one such op, BatchNormalization, gives Y alone or every output (five before
+// opset 14, three since), the outputs of test and training mode.
+void check_allowed_outputs(const Node& n, const onnx::OpSchema& s, const std::string& version) {
+  if (!n.domain.empty() || n.op_type != "BatchNormalization") return;
+  const int all = s.SinceVersion() >= 14 ? 3 : 5;
+  const int count = n.num_outputs();
+  KILN_CHECK(count == 1 || count == all, ErrorKind::kBadModel,
+             "{}{} outputs, {} takes 1 (test mode) or {} (training mode)", n.where(), count,
+             version, all);
+}
+
 void check_libonnx(const Node& n, const onnx::OpSchema& s, const OpTypes& types) {
   const std::string version = fmt::format("{}-{}", n.op_type, s.SinceVersion());
   check_side(n, n.inputs, types.inputs, s.min_input(), s.max_input(), "input", version);
   check_side(n, n.outputs, types.outputs, s.min_output(), s.max_output(), "output", version);
+  check_allowed_outputs(n, s, version);
   for (const Attribute& a : n.attrs) {
     if (a.name.starts_with("__")) continue;  // ONNX's internal symbols
     const auto it = s.attributes().find(a.name);

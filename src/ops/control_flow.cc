@@ -72,6 +72,12 @@ std::optional<std::vector<TypeInfo>> try_infer_branch(const InferContext& ctx, c
 void infer_if(InferContext& ctx) {
   const Graph& then_g = attr_graph_req(ctx.node(), "then_branch");
   const Graph& else_g = attr_graph_req(ctx.node(), "else_branch");
+  // A branch takes no inputs (it reads outer values by name): one that declares some is malformed
+  // whichever branch runs, not a branch that fails with these shapes.
+  for (const Graph* g : {&then_g, &else_g})
+    KILN_CHECK(g->inputs.empty(), ErrorKind::kBadModel,
+               "{}{} '{}' declares {} inputs; an If branch takes none", ctx.node().where(),
+               g == &then_g ? "then_branch" : "else_branch", g->name, g->inputs.size());
   std::optional<bool> known;
   if (const Tensor* c = ctx.input_constant(0); c && c->numel() == 1) known = c->get_f64(0) != 0;
   std::optional<Error> then_error, else_error;
@@ -123,6 +129,30 @@ bool kinds_differ(const TypeInfo& a, const TypeInfo& b) {
 // ---------------------------------------------------------------------------------------------
 // Loop: inputs (M?, cond?, v_initial...), body (iter, cond, v...) -> (cond, v..., scan...).
 
+// The first iteration's condition is the node's cond input, so it must have the type the body
+// declares for its condition input (a scalar, where it says): as ONNX infers the body with the
+// outer cond's type there, a 1-element vector for a declared scalar is refused. Later
+// iterations take the body's own condition output, so the body is inferred with a scalar.
+void check_loop_cond(const InferContext& ctx, const Graph& body) {
+  if (!ctx.has_input(1) || body.inputs.size() < 2 || !body.inputs[1]->has_declared_type) return;
+  const TypeInfo& given = ctx.input_type(1);
+  const TypeInfo& declared = body.inputs[1]->type;
+  if (!given.is_tensor() || !declared.is_tensor()) return;
+  bool agree = given.elem == DataType::kUndefined || declared.elem == DataType::kUndefined ||
+               given.elem == declared.elem;
+  if (agree && given.shape && declared.shape) {
+    agree = given.shape->size() == declared.shape->size();
+    for (size_t i = 0; agree && i < given.shape->size(); ++i) {
+      const Dim &a = (*given.shape)[i], &b = (*declared.shape)[i];
+      agree = !a.is_known() || !b.is_known() || a.value() == b.value();
+    }
+  }
+  KILN_CHECK(agree, ErrorKind::kBadModel,
+             "{}cond '{}' is {}, but the body declares its condition input '{}' {}",
+             ctx.node().where(), ctx.node().inputs[1]->name, given.to_string(),
+             body.inputs[1]->name, declared.to_string());
+}
+
 void infer_loop(InferContext& ctx) {
   const Graph& body = attr_graph_req(ctx.node(), "body");
   const int n_carried = ctx.num_inputs() - 2;
@@ -130,6 +160,7 @@ void infer_loop(InferContext& ctx) {
   if (n_carried < 0 || n_scan < 0)
     ctx.fail_here(fmt::format("{} inputs and {} outputs do not fit Loop", ctx.num_inputs(),
                               ctx.num_outputs()));
+  check_loop_cond(ctx, body);
   std::vector<TypeInfo> in = {TypeInfo::tensor(DataType::kInt64, Shape{}),
                               TypeInfo::tensor(DataType::kBool, Shape{})};
   for (int k = 0; k < n_carried; ++k)

@@ -29,8 +29,14 @@ TypeInfo merge_declared(TypeInfo inferred, const TypeInfo& declared) {
 
 // A declared type (graph output, value_info, subgraph input) must agree with what inference found
 // where both know it: the element type, the rank and each known dim (ONNX's checker refuses the
-// same disagreements).
+// same disagreements). Kinds must match where both are known (a sequence is no tensor), except
+// that a sparse tensor may stand where a tensor is declared, as ONNX allows.
 bool agrees(const TypeInfo& inferred, const TypeInfo& declared) {
+  using K = TypeInfo::Kind;
+  const bool sparse_for_dense = inferred.kind == K::kSparseTensor && declared.kind == K::kTensor;
+  if (inferred.kind != declared.kind && inferred.kind != K::kUnknown &&
+      declared.kind != K::kUnknown && !sparse_for_dense)
+    return false;
   if (inferred.kind != TypeInfo::Kind::kTensor || declared.kind != TypeInfo::Kind::kTensor) return true;
   bool agree = inferred.elem == DataType::kUndefined || declared.elem == DataType::kUndefined ||
                inferred.elem == declared.elem;

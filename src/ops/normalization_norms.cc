@@ -25,7 +25,43 @@ int64_t group_of(const std::vector<int64_t>& dims, const std::vector<bool>& redu
 // training_mode (opset 14+) normalizes with the batch statistics and outputs the running ones;
 // before 14 asking for more than Y means training (outputs mean, var, saved_mean, saved_var).
 
+// From opset 14 the schema fixes what older versions left to the kernel (which also takes
+// spatial = 0's per-element parameters): scale, B, mean and var are 1-D of length C (X's dim 1,
+// or 1 for a 1-D X), and the outputs are Y alone, or Y and the running mean and var in training.
+void check_batchnorm_14(const InferContext& ctx) {
+  const Node& n = ctx.node();
+  const bool training = attr_int(n, "training_mode") != 0;
+  KILN_CHECK(ctx.num_outputs() == (training ? 3 : 1), ErrorKind::kBadModel,
+             "{}{} outputs with training_mode={}: BatchNormalization-{} gives {}", n.where(),
+             ctx.num_outputs(), training ? 1 : 0, n.opset >= 15 ? 15 : 14,
+             training ? "3 (Y, running_mean, running_var)" : "1 (Y)");
+  static const char* const kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+  Dim channels;  // unknown until an input knows it
+  int from = -1;
+  if (const auto& x = ctx.input_shape(0)) {
+    channels = x->size() > 1 ? (*x)[1] : Dim(1);
+    from = 0;
+  }
+  for (int i = 1; i < 5; ++i) {
+    const auto& s = ctx.input_shape(i);
+    if (!s) continue;
+    KILN_CHECK(s->size() == 1, ErrorKind::kBadModel,
+               "{}{} has rank {}, expected 1 (one value per channel)", n.where(), kNames[i],
+               s->size());
+    const Dim& c = (*s)[0];
+    if (!c.is_known()) continue;
+    KILN_CHECK(!channels.is_known() || channels.value() == c.value(), ErrorKind::kBadModel,
+               "{}{} has {} elements, but {} gives {} channels", n.where(), kNames[i], c.value(),
+               kNames[from], channels.value());
+    if (!channels.is_known()) {
+      channels = c;
+      from = i;
+    }
+  }
+}
+
 void infer_batchnorm(InferContext& ctx) {
+  if (ctx.opset() >= 14) check_batchnorm_14(ctx);
   infer_same_as_input(ctx);
   for (int i = 1; i < ctx.num_outputs() && i < 5; ++i) {
     if (!ctx.has_output(i)) continue;

@@ -12,6 +12,15 @@ namespace {
 
 enum class Reduce { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
 
+// keepdims is a flag: ONNX's inference keeps the reduced axes only for 1 and kiln's kernels for
+// anything but 0, so a value other than 0 and 1 has no agreed meaning and is refused.
+bool keepdims_of(const Node& n) {
+  const int64_t k = attr_int(n, "keepdims");
+  KILN_CHECK(k == 0 || k == 1, ErrorKind::kBadModel, "{}keepdims is {}, expected 0 or 1",
+             n.where(), k);
+  return k == 1;
+}
+
 // The axes a reduction reduces, from input 1; nullopt when not known at inference time.
 std::optional<std::vector<int64_t>> infer_axes(const InferContext& ctx) {
   if (!ctx.has_input(1)) return std::vector<int64_t>{};
@@ -44,7 +53,7 @@ std::vector<int> normalize_axes(const Node& n, const std::vector<int64_t>& axes,
 void infer_reduce(InferContext& ctx) {
   const Node& n = ctx.node();
   const DataType dt = ctx.input_dtype(0);
-  const bool keep = attr_int(n, "keepdims") != 0;
+  const bool keep = keepdims_of(n);
   const bool noop = attr_int(n, "noop_with_empty_axes", 0) != 0;
   const auto& in = ctx.input_shape(0);
   const auto axes = infer_axes(ctx);
@@ -251,7 +260,7 @@ void reduce_typed(KernelContext& ctx, Reduce kind, const Tensor& x,
 void run_reduce(KernelContext& ctx, Reduce kind) {
   const Node& n = ctx.node();
   const Tensor& x = ctx.input(0);
-  const bool keep = attr_int(n, "keepdims") != 0;
+  const bool keep = keepdims_of(n);
   const bool noop = attr_int(n, "noop_with_empty_axes", 0) != 0;
   std::vector<int64_t> axes;
   if (ctx.has_input(1)) {
@@ -288,7 +297,7 @@ void infer_arg(InferContext& ctx) {
   }
   const int rank = static_cast<int>(in->size());
   const int axis = normalize_axis(n, attr_int(n, "axis", 0), rank);
-  const bool keep = attr_int(n, "keepdims") != 0;
+  const bool keep = keepdims_of(n);
   Shape out;
   for (int i = 0; i < rank; ++i) {
     if (i != axis)
@@ -304,7 +313,7 @@ void run_arg(KernelContext& ctx, bool is_max) {
   const Tensor& x = ctx.input(0);
   const int rank = x.rank();
   const int axis = normalize_axis(n, attr_int(n, "axis", 0), rank);
-  const bool keep = attr_int(n, "keepdims") != 0;
+  const bool keep = keepdims_of(n);
   const bool last = attr_int(n, "select_last_index", 0) != 0;
   const auto& d = x.dims();
   const int64_t len = rank == 0 ? 1 : d[axis];

@@ -104,6 +104,26 @@ TEST(NormReduce, AxisOutOfRangeFails) {
   EXPECT_THROW(a.run({f32({2}, {1, 2}), i64({1}, {3})}), Error);
 }
 
+TEST(NormArg, KeepdimsIsAFlag) {
+  // ONNX's inference keeps the axis only for keepdims = 1, kiln's kernels for any but 0: other
+  // values are refused, in inference and in the kernel, naming the node.
+  for (const char* op : {"ArgMax", "ReduceMax"}) {
+    OpNode a(op, 1);
+    a.attr_i("keepdims", 7);
+    const TypeInfo x = TypeInfo::tensor(DataType::kFloat, Shape{2, 3});
+    try {
+      a.infer({x});
+      ADD_FAILURE() << op << ": keepdims 7 inferred";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("node producing 'y0' (" + std::string(op) +
+                                           "): keepdims is 7, expected 0 or 1"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW(a.run({f32({2, 3}, {1, 2, 3, 4, 5, 6})}), Error);
+  }
+}
+
 TEST(NormArg, SelectLastIndex) {
   Tensor x = f32({2, 3}, {1, 5, 5, 7, 2, 7});
   OpNode a("ArgMax", 1);

@@ -295,7 +295,28 @@ int onehot_axis(int64_t axis, int out_rank, const std::function<void(const std::
   return static_cast<int>(axis < 0 ? axis + out_rank : axis);
 }
 
+// depth holds one value (a scalar, or a 1-element vector as ONNX also accepts), values two.
+void check_onehot_inputs(const InferContext& ctx) {
+  const Node& n = ctx.node();
+  if (const auto& d = ctx.input_shape(1)) {
+    KILN_CHECK(d->size() <= 1, ErrorKind::kBadModel,
+               "{}depth has rank {}, expected a scalar (or a 1-element vector)", n.where(),
+               d->size());
+    KILN_CHECK(d->empty() || !(*d)[0].is_known() || (*d)[0].value() == 1, ErrorKind::kBadModel,
+               "{}depth has {} elements, expected one", n.where(),
+               d->empty() ? 1 : (*d)[0].value());
+  }
+  if (const auto& v = ctx.input_shape(2)) {
+    KILN_CHECK(v->size() == 1, ErrorKind::kBadModel,
+               "{}values has rank {}, expected 1 ([off_value, on_value])", n.where(), v->size());
+    KILN_CHECK(!(*v)[0].is_known() || (*v)[0].value() == 2, ErrorKind::kBadModel,
+               "{}values has {} elements, expected 2 ([off_value, on_value])", n.where(),
+               (*v)[0].value());
+  }
+}
+
 void infer_onehot(InferContext& ctx) {
+  check_onehot_inputs(ctx);
   const DataType dt = ctx.input_dtype(2);
   const Shape* ind = input_shape_ptr(ctx, 0);
   if (!ind) {

@@ -171,6 +171,15 @@ void check_num_outputs(const Node& n, int outputs, const std::function<void(cons
     bad(fmt::format("num_outputs is {} but the node has {} outputs", *k, outputs));
 }
 
+// Without split sizes, Split-2 to Split-13 cut the axis into equal parts; only Split-18 lets the
+// last part be smaller (Split-1 has no rule and is treated as 18 is).
+void check_even_split(const Node& n, int64_t d, int parts) {
+  KILN_CHECK(n.opset < 2 || n.opset >= 18 || d % parts == 0, ErrorKind::kBadModel,
+             "{}a dim of {} does not split evenly into {} outputs (Split-{} makes equal parts; "
+             "unequal ones need split sizes)",
+             n.where(), d, parts, n.opset >= 13 ? 13 : n.opset >= 11 ? 11 : 2);
+}
+
 void infer_split(InferContext& ctx) {
   const DataType dt = ctx.input_dtype(0);
   const int n = ctx.num_outputs();
@@ -202,6 +211,7 @@ void infer_split(InferContext& ctx) {
       if (exact && d.is_known() && total != d.value()) parts.assign(n, Dim());
     }
   } else if (d.is_known()) {
+    check_even_split(ctx.node(), d.value(), n);
     const int64_t chunk = d.value() / n + (d.value() % n != 0);
     if (d.value() - chunk * (n - 1) >= 0) {  // else unknown, as above
       auto sizes = equal_split(d.value(), n, bad);
@@ -240,6 +250,7 @@ void run_split(KernelContext& ctx) {
     }
     if (total != d) ctx.fail_here(fmt::format("split {} does not sum to the dim {}", dims_to_string(parts), d));
   } else {
+    check_even_split(ctx.node(), d, n);
     parts = equal_split(d, n, bad);
   }
   const int64_t outer = dims_product(x.dims(), 0, axis);

@@ -82,6 +82,48 @@ TEST(TensorInfer, ReshapeMinusOneCancelsSymbols) {
   EXPECT_EQ(w.out_type(), "float[batch,seq,12,64]");
 }
 
+// What an inference failure says ("" when it infers).
+std::string infer_error(OpNode& t) {
+  try {
+    t.infer();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TensorInfer, SplitBeforeOpset18MakesEqualParts) {
+  OpNode a("Split", 1, 2, 13);
+  a.ins = {{f32t({5})}};
+  EXPECT_NE(infer_error(a).find("node producing 'y0' (Split): a dim of 5 does not split evenly "
+                                "into 2 outputs (Split-13 makes equal parts"),
+            std::string::npos)
+      << infer_error(a);
+  EXPECT_THROW(a.run_all({f32({5}, iota(5))}), Error);
+  OpNode b("Split", 1, 2, 18);  // since 18 the last part may be smaller
+  b.ins = {{f32t({5})}};
+  EXPECT_EQ(infer_error(b), "");
+  EXPECT_EQ(b.out_type(1), "float[2]");
+  OpNode c("Split", 1, 2, 13);
+  c.ins = {{f32t({6})}};
+  EXPECT_EQ(infer_error(c), "");
+}
+
+TEST(TensorInfer, OneHotDepthHoldsOneValueAndValuesTwo) {
+  auto onehot = [](Shape depth, Shape vals) {
+    OpNode t("OneHot", 3, 1, 11);
+    t.ins = {{i64t({3})}, {i64t(std::move(depth))}, {f32t(std::move(vals))}};
+    return infer_error(t);
+  };
+  EXPECT_EQ(onehot({}, {2}), "");
+  EXPECT_EQ(onehot({1}, {2}), "");  // a 1-element vector, as ONNX accepts
+  EXPECT_NE(onehot({2}, {2}).find("(OneHot): depth has 2 elements, expected one"),
+            std::string::npos);
+  EXPECT_NE(onehot({1, 1}, {2}).find("depth has rank 2"), std::string::npos);
+  EXPECT_NE(onehot({}, {3}).find("values has 3 elements, expected 2"), std::string::npos);
+  EXPECT_NE(onehot({}, {2, 1}).find("values has rank 2, expected 1"), std::string::npos);
+}
+
 TEST(TensorInfer, ReshapeUnknownTargetKeepsRank) {
   OpNode t("Reshape", 2);
   t.ins = {{f32t({2, 3})}, {i64t({3})}};

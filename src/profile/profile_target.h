@@ -21,8 +21,9 @@ class ProfileTarget {
  public:
   // Opens `model` for `engine` ("fast" or "reference") on `threads` kernel threads (0: the
   // executor's default), timed as the phase "session_initialization". `phases`: those before.
+  // allow_newer_opset: opsets newer than kiln knows are a warning, not a refusal.
   ProfileTarget(Model model, const std::string& engine, int threads,
-                std::vector<SessionPhase> phases = {});
+                std::vector<SessionPhase> phases = {}, bool allow_newer_opset = false);
 
   const std::string& engine() const { return engine_; }
   // The model as it runs (after the executor's own rewriting).
@@ -53,10 +54,11 @@ inline constexpr const char* kDefaultProfileEngine = "fast";
 using ModelRewrite = std::function<void(Model&)>;
 
 // Loads `path` (timed as "model_loading_uri"), rewrites it with `optimize` when given (timed as
-// "optimize") and opens it for `engine`.
+// "optimize") and opens it for `engine` (allow_newer_opset as ProfileTarget takes it).
 std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
                                            const std::string& engine, int threads,
-                                           const ModelRewrite& optimize = {});
+                                           const ModelRewrite& optimize = {},
+                                           bool allow_newer_opset = false);
 
 // The kernel thread count in effect for `requested` (0: every hardware thread).
 int resolve_threads(int requested);

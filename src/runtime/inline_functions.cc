@@ -1,8 +1,10 @@
 #include "runtime/inline_functions.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "ir/walk.h"
+#include "onnx/op_types.h"
 #include "support/error.h"
 
 namespace kiln {
@@ -75,12 +77,37 @@ std::shared_ptr<Graph> clone_graph(const Graph& src, Graph* parent, ValueMap& ma
   return g;
 }
 
+// A call may leave a function input out (fewer inputs, or an empty name) only where the body
+// passes it on as an input its op may go without: inlined, the body node gets an empty input
+// there. ONNX's own inference refuses any input left out; an omitted optional one is the meaning
+// later ONNX gives it. A body node that calls a function is judged when that call is expanded.
+void check_omitted_inputs(const Node& call, const Function& f, int opset_of_body_node,
+                          const Node& bn, const std::vector<bool>& omitted) {
+  const Graph& body = *f.body;
+  const OpTypes* types = find_op_types(bn.domain, bn.op_type, opset_of_body_node);
+  if (!types || types->inputs.empty()) return;
+  for (size_t i = 0; i < bn.inputs.size(); ++i) {
+    const auto at = std::find(body.inputs.begin(), body.inputs.end(), bn.inputs[i]);
+    if (!bn.inputs[i] || at == body.inputs.end() || !omitted[at - body.inputs.begin()]) continue;
+    const FormalTypes& formal = types->inputs[std::min(i, types->inputs.size() - 1)];
+    std::string body_node = bn.where();
+    body_node.resize(body_node.size() - 2);  // without the ": "
+    KILN_CHECK(formal.optional || formal.variadic, ErrorKind::kBadModel,
+               "{}input {} ('{}' of function '{}') is not given, but the body's {} requires it "
+               "as its input {}",
+               call.where(), at - body.inputs.begin(), (*at)->name, f.name, body_node, i);
+  }
+}
+
 // Expands one call; returns the new nodes in order.
-std::vector<Node*> expand(Graph& g, Node& call, const Function& f) {
+std::vector<Node*> expand(Graph& g, Node& call, const Function& f, const Model& m) {
   ValueMap map;
   const Graph& body = *f.body;
-  for (size_t i = 0; i < body.inputs.size(); ++i)
+  std::vector<bool> omitted(body.inputs.size());
+  for (size_t i = 0; i < body.inputs.size(); ++i) {
     map[body.inputs[i]] = i < call.inputs.size() ? call.inputs[i] : nullptr;
+    omitted[i] = map[body.inputs[i]] == nullptr;
+  }
   std::unordered_map<const Value*, Value*> formal_out;
   for (size_t i = 0; i < body.outputs.size() && i < call.outputs.size(); ++i)
     formal_out[body.outputs[i]] = call.outputs[i];
@@ -91,6 +118,8 @@ std::vector<Node*> expand(Graph& g, Node& call, const Function& f) {
     c->name = prefix + bn->name;
     auto it = f.opsets.find(bn->domain);
     c->opset = it != f.opsets.end() ? static_cast<int>(it->second) : bn->opset;
+    if (!m.find_function(bn->domain, bn->op_type))
+      check_omitted_inputs(call, f, c->opset, *bn, omitted);
     c->attrs = resolve_attrs(*bn, &call, &f, &g, map);
     for (size_t i = 0; i < bn->inputs.size(); ++i)
       g.set_input(c, static_cast<int>(i), mapped(map, bn->inputs[i]));
@@ -141,7 +170,7 @@ bool inline_graph(Graph& g, const Model& m) {
       order.push_back(n);
       continue;
     }
-    auto added = expand(g, *n, *f);
+    auto added = expand(g, *n, *f, m);
     order.insert(order.end(), added.begin(), added.end());
     calls.push_back(n);
     changed = true;

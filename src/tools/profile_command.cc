@@ -26,7 +26,7 @@ struct ProfileOptions {
   int runs = 10, warmup = 1, threads = 0, top = 15, level = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims;
-  bool json = false, no_cache = false, plan = false;
+  bool json = false, no_cache = false, plan = false, allow_newer_opset = false;
 };
 
 
@@ -34,13 +34,13 @@ int profile(const ProfileOptions& o) {
   const int threads = resolve_threads(o.threads);
   ModelRewrite optimize;
   if (o.level > 0) {
-    optimize = [level = o.level](Model& m) {
-      check_model(m);
+    optimize = [level = o.level, newer = o.allow_newer_opset](Model& m) {
+      check_model(m, {.allow_newer_opset = newer});  // its warnings: the executor says them
       infer_shapes(m);
       opt::optimize(m, opt::level_pipeline(level));
     };
   }
-  auto target = load_target(o.model, o.engine, threads, optimize);
+  auto target = load_target(o.model, o.engine, threads, optimize, o.allow_newer_opset);
   const auto feeds =
       input_feeds(o.inputs, target->inputs(), {.seed = o.seed, .dims = parse_dims(o.dims)},
                   [&](const std::vector<RtValue>& feeds) { target->run(feeds, nullptr); });
@@ -92,6 +92,7 @@ Action add_profile(CLI::App& app) {
                "Print the fast engine's plan first: each step's kernel, node, and the slots it "
                "reads and writes with their layouts");
   app.add_flag("--no-cache", o->no_cache, "Measure the machine's peaks again (and re-cache them)");
+  add_allow_newer_opset(app, o->allow_newer_opset);
   return [o]() { return profile(*o); };
 }
 

@@ -52,9 +52,11 @@ bool has_random_ops(const Graph& g) {
 }
 
 // Runs one case; returns "" on success or the reason it failed.
-std::string run_case(const fs::path& dir, const Tolerance& tol, engine::EngineKind kind) {
+std::string run_case(const fs::path& dir, const Tolerance& tol, engine::EngineKind kind,
+                     bool allow_newer_opset) {
   try {
-    auto session = engine::open_model(dir / "model.onnx", kind);
+    auto session =
+        engine::open_model(dir / "model.onnx", kind, {.allow_newer_opset = allow_newer_opset});
     const bool shape_only = has_random_ops(*session->model().graph);
     std::vector<fs::path> sets;
     for (const auto& e : fs::directory_iterator(dir))
@@ -83,14 +85,14 @@ std::string run_case(const fs::path& dir, const Tolerance& tol, engine::EngineKi
 
 // Forks, runs the case in the child, reads its verdict through a pipe; kills it after `timeout_s`.
 std::string run_case_isolated(const fs::path& dir, const Tolerance& tol, int timeout_s,
-                              engine::EngineKind kind) {
+                              engine::EngineKind kind, bool allow_newer_opset) {
   int fds[2];
-  if (pipe(fds) != 0) return run_case(dir, tol, kind);
+  if (pipe(fds) != 0) return run_case(dir, tol, kind, allow_newer_opset);
   std::cout.flush();
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    std::string r = run_case(dir, tol, kind);
+    std::string r = run_case(dir, tol, kind, allow_newer_opset);
     if (r.empty()) r = "\x01";  // success marker: an empty message would read as a crash
     (void)!write(fds[1], r.data(), r.size());
     close(fds[1]);
@@ -146,6 +148,7 @@ Action add_test(CLI::App& app) {
   auto write_failures = std::make_shared<std::string>();
   auto timeout = std::make_shared<int>(120);
   auto verbose = std::make_shared<bool>(false);
+  auto newer_opset = std::make_shared<bool>(false);
   auto engine_name = std::make_shared<std::string>("fast");
   app.add_option("paths", *paths, "Test case folders, or folders holding them")->required();
   app.add_option("--rtol", tol->rtol, "Relative tolerance (default 1e-3)");
@@ -156,6 +159,7 @@ Action add_test(CLI::App& app) {
   app.add_option("--timeout", *timeout, "Seconds one case may take (default 120)");
   app.add_flag("-v,--verbose", *verbose, "Print every case");
   app.add_option("--engine", *engine_name, "fast (default: oneDNN and CPU kernels) or reference");
+  add_allow_newer_opset(app, *newer_opset);
   return [=]() {
     const auto kind = engine::parse_engine_kind(*engine_name);
     std::vector<fs::path> cases;
@@ -166,7 +170,7 @@ Action add_test(CLI::App& app) {
     std::vector<std::string> failing;
     for (const auto& c : cases) {
       const std::string name = c.filename().string();
-      const std::string why = run_case_isolated(c, *tol, *timeout, kind);
+      const std::string why = run_case_isolated(c, *tol, *timeout, kind, *newer_opset);
       const bool listed = expected.contains(name);
       if (why.empty() && !listed) {
         ++passed;
