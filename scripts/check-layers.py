@@ -36,7 +36,7 @@ def layers(root):
 
     allowed = {folders[n]: {folders[n]} | {folders[d] for d in below(n)} for n in deps}
     # The command line sits on top of every layer (it is the kiln executable, not a kiln_layer).
-    allowed["tools"] = set(folders.values()) | {"tools"}
+    allowed["cli"] = set(folders.values()) | {"cli"}
     return allowed
 
 

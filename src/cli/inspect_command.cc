@@ -16,10 +16,10 @@
 #include "ops/op.h"
 #include "runtime/inline_functions.h"
 #include "support/error.h"
-#include "tools/commands.h"
-#include "tools/json_text.h"
+#include "cli/commands.h"
+#include "cli/json_text.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 namespace {
 
@@ -214,4 +214,4 @@ Action add_inspect(CLI::App& app) {
   };
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

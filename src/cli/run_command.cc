@@ -5,10 +5,10 @@
 #include "engine/runner.h"
 #include "onnx/tensor_proto.h"
 #include "support/error.h"
-#include "tools/commands.h"
-#include "tools/test_data.h"
+#include "cli/commands.h"
+#include "cli/test_data.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 Action add_run(CLI::App& app) {
   auto model = std::make_shared<std::string>();
@@ -42,4 +42,4 @@ Action add_run(CLI::App& app) {
   };
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

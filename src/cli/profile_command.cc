@@ -13,11 +13,11 @@
 #include "profile/report.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
-#include "tools/commands.h"
-#include "tools/input_options.h"
-#include "tools/json_text.h"
+#include "cli/commands.h"
+#include "cli/input_options.h"
+#include "cli/json_text.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 namespace {
 
@@ -96,4 +96,4 @@ Action add_profile(CLI::App& app) {
   return [o]() { return profile(*o); };
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

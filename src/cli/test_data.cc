@@ -1,11 +1,11 @@
-#include "tools/test_data.h"
+#include "cli/test_data.h"
 
 #include <algorithm>
 
 #include "onnx/tensor_proto.h"
 #include "support/error.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 namespace fs = std::filesystem;
 
@@ -53,4 +53,4 @@ std::vector<RtValue> read_values(const fs::path& dir, const std::string& prefix,
   return out;
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

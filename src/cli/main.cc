@@ -5,7 +5,7 @@
 
 #include "engine/threads.h"
 #include "support/error.h"
-#include "tools/commands.h"
+#include "cli/commands.h"
 
 namespace {
 
@@ -25,22 +25,22 @@ int main(int argc, char** argv) {
   kiln::engine::set_openmp_wait_policy(argv);
   CLI::App app{"kiln: ONNX optimizing compiler and CPU runtime"};
   app.require_subcommand(1);
-  std::vector<std::pair<CLI::App*, kiln::tools::Action>> commands;
+  std::vector<std::pair<CLI::App*, kiln::cli::Action>> commands;
   auto add = [&](const char* name, const char* help, auto fn) {
     CLI::App* sub = app.add_subcommand(name, help);
     commands.emplace_back(sub, fn(*sub));
   };
   add("inspect", "Inputs, outputs, opsets, op histogram, parameters, FLOPs and problems of a model",
-      kiln::tools::add_inspect);
-  add("run", "Run a model on input_N.pb files and write output_N.pb files", kiln::tools::add_run);
+      kiln::cli::add_inspect);
+  add("run", "Run a model on input_N.pb files and write output_N.pb files", kiln::cli::add_run);
   add("optimize", "Optimize a model into a portable ONNX file, with a rewrite record and verification",
-      kiln::tools::add_optimize);
+      kiln::cli::add_optimize);
   add("profile", "Run a model N times and report where the time goes (table, JSON, trace, HTML)",
-      kiln::tools::add_profile);
+      kiln::cli::add_profile);
   add("bench", "Session creation time, latency percentiles, throughput and peak memory of a model",
-      kiln::tools::add_bench);
+      kiln::cli::add_bench);
   add("test", "Run ONNX backend test cases (CASE/model.onnx + CASE/test_data_set_N/)",
-      kiln::tools::add_test);
+      kiln::cli::add_test);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 inline std::string json_text(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

@@ -7,7 +7,7 @@
 #include "ir/graph.h"
 #include "ir/rt_value.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 // The prefix_N.pb files of dir ("input" or "output"), sorted by N.
 std::vector<std::filesystem::path> numbered_files(const std::filesystem::path& dir,
@@ -17,4 +17,4 @@ std::vector<std::filesystem::path> numbered_files(const std::filesystem::path& d
 std::vector<RtValue> read_values(const std::filesystem::path& dir, const std::string& prefix,
                                  const std::vector<const Value*>& values);
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

@@ -14,12 +14,12 @@
 #include "profile/optimize_report.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
-#include "tools/commands.h"
-#include "tools/input_options.h"
-#include "tools/json_text.h"
-#include "tools/test_data.h"
+#include "cli/commands.h"
+#include "cli/input_options.h"
+#include "cli/json_text.h"
+#include "cli/test_data.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 namespace {
 
@@ -218,4 +218,4 @@ Action add_optimize(CLI::App& app) {
   return [a] { return run_optimize(*a); };
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

@@ -12,7 +12,7 @@
 #include "ir/rt_value.h"
 #include "runtime/random_inputs.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 // "--dim batch=4" entries as a map; a malformed entry or a negative value fails (kBadInput).
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs);
@@ -25,4 +25,4 @@ std::vector<RtValue> input_feeds(const std::string& dir, const std::vector<const
                                  const RandomInputOptions& random,
                                  const std::function<void(const std::vector<RtValue>&)>& try_run);
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

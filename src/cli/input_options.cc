@@ -1,4 +1,4 @@
-#include "tools/input_options.h"
+#include "cli/input_options.h"
 
 #include <iostream>
 
@@ -6,9 +6,9 @@
 
 #include "runtime/input_dims.h"
 #include "support/error.h"
-#include "tools/test_data.h"
+#include "cli/test_data.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& specs) {
   std::map<std::string, int64_t> out;
@@ -43,4 +43,4 @@ std::vector<RtValue> input_feeds(const std::string& dir, const std::vector<const
   return feeds;
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

@@ -14,11 +14,11 @@
 #include "profile/bench_report.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
-#include "tools/commands.h"
-#include "tools/input_options.h"
-#include "tools/json_text.h"
+#include "cli/commands.h"
+#include "cli/input_options.h"
+#include "cli/json_text.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 namespace {
 
@@ -167,4 +167,4 @@ Action add_bench(CLI::App& app) {
   return [o]() { return bench(*o); };
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 using Action = std::function<int()>;
 
@@ -24,4 +24,4 @@ Action add_profile(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_test(CLI::App& app);
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli

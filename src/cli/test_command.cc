@@ -18,10 +18,10 @@
 #include "runtime/compare.h"
 #include "engine/runner.h"
 #include "support/error.h"
-#include "tools/commands.h"
-#include "tools/test_data.h"
+#include "cli/commands.h"
+#include "cli/test_data.h"
 
-namespace kiln::tools {
+namespace kiln::cli {
 
 namespace {
 
@@ -202,4 +202,4 @@ Action add_test(CLI::App& app) {
   };
 }
 
-}  // namespace kiln::tools
+}  // namespace kiln::cli
