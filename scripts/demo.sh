@@ -14,7 +14,7 @@ kiln=$build/kiln
 mkdir -p "$out"
 
 # stage "WHAT" COMMAND...: says which of the demo's stages runs, and the command, then runs it.
-stages=5
+stages=4
 n=0
 stage() {
   local what=$1
@@ -27,7 +27,7 @@ stage() {
 }
 
 if [[ ! -f $model ]]; then
-  stages=6
+  stages=5
   n=1
   echo "== demo [1/$stages] exporting ResNet-50 from torch to $model (first run only: about a minute)"
   "$root/scripts/get-models.sh" "$root/build/models" resnet50
