@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -11,6 +12,7 @@
 
 #include "engine/graph_facts.h"
 #include "engine/group.h"
+#include "ops/attrs.h"
 
 namespace kiln::engine {
 
@@ -36,6 +38,24 @@ inline const Node* sole_consumer(const Value* v, const MatchContext& ctx) {
   const auto& c = ctx.facts.consumers(v);
   if (c.size() != 1 || !ctx.is_free(c[0])) return nullptr;
   return c[0];
+}
+
+// The dims of v when it is a float32 tensor of known, positive dims (what the concat copies and
+// oneDNN's concat take); null otherwise.
+inline const std::vector<int64_t>* usable(const Value* v, const GraphFacts& f) {
+  if (!v || f.dtype(v) != DataType::kFloat) return nullptr;
+  const auto* d = f.dims(v);
+  if (!d || d->empty()) return nullptr;
+  for (int64_t x : *d)
+    if (x <= 0) return nullptr;
+  return d;
+}
+
+// A Concat's axis in [0, rank), or nullopt when out of range.
+inline std::optional<int> concat_axis(const Node& n, int rank) {
+  const int64_t a = attr_int(n, "axis", 0);  // required since opset 4 (the checker sees to it)
+  if (a < -rank || a >= rank) return std::nullopt;
+  return static_cast<int>(a < 0 ? a + rank : a);
 }
 
 struct KernelImpl {

@@ -20,22 +20,6 @@ namespace {
 
 using dt = dnnl::memory::data_type;
 
-// A float32 tensor with known, positive dims.
-const std::vector<int64_t>* usable(const Value* v, const GraphFacts& f) {
-  if (!v || f.dtype(v) != DataType::kFloat) return nullptr;
-  const auto* d = f.dims(v);
-  if (!d || d->empty()) return nullptr;
-  for (int64_t x : *d)
-    if (x <= 0) return nullptr;
-  return d;
-}
-
-std::optional<int> concat_axis(const Node& n, int rank) {
-  const int64_t a = attr_int(n, "axis", 0);
-  if (a < -rank || a >= rank) return std::nullopt;
-  return static_cast<int>(a < 0 ? a + rank : a);
-}
-
 // The single free reader of v when it is a `op` node reading it as its first input.
 const Node* sole_reader(const Value* v, std::string_view op, const MatchContext& ctx) {
   const Node* c = sole_consumer(v, ctx);

@@ -26,22 +26,6 @@ double bytes_of(const std::vector<int64_t>& dims) {
   return n;
 }
 
-// A float32 tensor with known, positive dims.
-const std::vector<int64_t>* usable(const Value* v, const GraphFacts& f) {
-  if (!v || f.dtype(v) != DataType::kFloat) return nullptr;
-  const auto* d = f.dims(v);
-  if (!d || d->empty()) return nullptr;
-  for (int64_t x : *d)
-    if (x <= 0) return nullptr;
-  return d;
-}
-
-std::optional<int> concat_axis(const Node& n, int rank) {
-  const int64_t a = attr_int(n, "axis", 0);
-  if (a < -rank || a >= rank) return std::nullopt;
-  return static_cast<int>(a < 0 ? a + rank : a);
-}
-
 dnnl::memory::desc layout_or_plain(const Value* v, Lowering& lw) {
   const auto l = lw.layout(v);
   return l ? *l : plain_md(*lw.facts().dims(v), dt::f32);
