@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.h"
+#include "cli/input_options.h"
+#include "cli/json_text.h"
 #include "engine/runner.h"
 #include "profile/bench_report.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
-#include "cli/commands.h"
-#include "cli/input_options.h"
-#include "cli/json_text.h"
 
 namespace kiln::cli {
 

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/test_data.h"
 #include "runtime/input_dims.h"
 #include "support/error.h"
-#include "cli/test_data.h"
 
 namespace kiln::cli {
 

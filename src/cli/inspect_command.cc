@@ -6,6 +6,8 @@
 #include <iostream>
 #include <map>
 
+#include "cli/commands.h"
+#include "cli/json_text.h"
 #include "engine/kernel_table.h"
 #include "ir/walk.h"
 #include "onnx/import.h"
@@ -16,8 +18,6 @@
 #include "ops/op.h"
 #include "runtime/inline_functions.h"
 #include "support/error.h"
-#include "cli/commands.h"
-#include "cli/json_text.h"
 
 namespace kiln::cli {
 

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/commands.h"
 #include "engine/threads.h"
 #include "support/error.h"
-#include "cli/commands.h"
 
 namespace {
 

@@ -5,6 +5,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/commands.h"
+#include "cli/input_options.h"
+#include "cli/json_text.h"
+#include "cli/test_data.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "ops/check.h"
@@ -14,10 +18,6 @@
 #include "profile/optimize_report.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
-#include "cli/commands.h"
-#include "cli/input_options.h"
-#include "cli/json_text.h"
-#include "cli/test_data.h"
 
 namespace kiln::cli {
 

@@ -5,17 +5,17 @@
 #include <filesystem>
 #include <iostream>
 
-#include "opt/pipeline.h"
+#include "cli/commands.h"
+#include "cli/input_options.h"
+#include "cli/json_text.h"
 #include "ops/check.h"
 #include "ops/infer.h"
+#include "opt/pipeline.h"
 #include "profile/chrome_trace.h"
 #include "profile/profile_target.h"
 #include "profile/report.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
-#include "cli/commands.h"
-#include "cli/input_options.h"
-#include "cli/json_text.h"
 
 namespace kiln::cli {
 

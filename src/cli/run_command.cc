@@ -2,11 +2,11 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/commands.h"
+#include "cli/test_data.h"
 #include "engine/runner.h"
 #include "onnx/tensor_proto.h"
 #include "support/error.h"
-#include "cli/commands.h"
-#include "cli/test_data.h"
 
 namespace kiln::cli {
 

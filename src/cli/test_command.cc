@@ -12,14 +12,14 @@
 #include <map>
 #include <set>
 
+#include "cli/commands.h"
+#include "cli/test_data.h"
+#include "engine/runner.h"
 #include "ir/walk.h"
 #include "onnx/type_constraints.h"
 #include "ops/op.h"
 #include "runtime/compare.h"
-#include "engine/runner.h"
 #include "support/error.h"
-#include "cli/commands.h"
-#include "cli/test_data.h"
 
 namespace kiln::cli {
 
