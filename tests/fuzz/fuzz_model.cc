@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -95,17 +96,27 @@ bool small_enough(const Session& s, const std::vector<RtValue>& feeds) {
 
 Model load(std::string_view bytes) { return load_model_from_bytes(bytes, fuzz::scratch_dir()); }
 
+// KILN_FUZZ_VERBOSE=1: one line per stage an input reaches and how it ended, to see what a corpus
+// exercises (`build-fuzz/fuzz_model -runs=0 DIR` replays a folder).
+void note(const char* stage, const char* how = "") {
+  static const bool verbose = std::getenv("KILN_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "fuzz_model: %s%s%s\n", stage, *how ? ": " : "", how);
+}
+
 void run_both_engines(std::string_view bytes) {
   std::vector<RtValue> feeds;
   {
     Session session(load(bytes), {.allocation_cap = kAllocationCap});
+    note("prepared");
     feeds = random_inputs(session.inputs(), {.seed = 1});
-    if (!small_enough(session, feeds)) return;
+    if (!small_enough(session, feeds)) return note("too large to run");
     try {
       Budget budget;
       session.run(feeds, &budget);
-    } catch (const Error&) {
+      note("reference ran");
+    } catch (const Error& e) {
       // The reference failing (a kernel's check, the budget) says nothing about the fast engine.
+      note("reference failed", e.what());
     }
   }
   // A model of its own: preparation mutates it, and the engine prepares (and optimizes) again.
@@ -113,6 +124,7 @@ void run_both_engines(std::string_view bytes) {
       load(bytes), {.threads = 1, .optimize_level = 2, .allocation_cap = kAllocationCap});
   Budget budget;
   compiled.run(feeds, &budget);
+  note("fast engine ran");
 }
 
 }  // namespace
@@ -130,8 +142,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
     run_both_engines(bytes);
-  } catch (const kiln::Error&) {
+  } catch (const kiln::Error& e) {
     // The expected way for a bad model (or a run that cannot be made) to end.
+    note("failed", e.what());
   }
   return 0;
 }

@@ -115,7 +115,7 @@ int64_t interesting_int(Rng& rng, int64_t current, int64_t model_size) {
       std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
       std::numeric_limits<int32_t>::min(), -2, -64};
   switch (pick(rng, 4)) {
-    case 0: return current + (pick(rng, 2) ? 1 : -1);
+    case 0: return static_cast<int64_t>(static_cast<uint64_t>(current) + (pick(rng, 2) ? 1 : -1));  // wraps
     case 1: return static_cast<int64_t>(pick(rng, 17)) - 8;
     case 2: return static_cast<int64_t>(pick(rng, static_cast<size_t>(model_size) + 1));
     default: return kValues[pick(rng, std::size(kValues))];
