@@ -37,7 +37,7 @@ fuzz: fuzz-build
 	scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-60}
 
 fuzz-long: fuzz-build
-	nice -n 10 scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-3600} --grow \
+	nice -n 10 scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-3600} --grow --keep-going \
 	  $(if $(FUZZ_TARGET),--target $(FUZZ_TARGET))
 
 demo: build

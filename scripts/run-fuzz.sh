@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Fuzzes kiln with its libFuzzer targets (docs/fuzzing.md), each for SECONDS seconds (default 60).
 #
-#   scripts/run-fuzz.sh BUILD [SECONDS] [--target NAME]... [--grow]
+#   scripts/run-fuzz.sh BUILD [SECONDS] [--target NAME]... [--grow] [--keep-going]
 #
 #   BUILD          made by `make fuzz` (clang, -DKILN_FUZZ=ON, ASan+UBSan): BUILD/fuzz_load, BUILD/fuzz_model
 #   SECONDS        per target, after the seeds are read
 #   --target NAME  fuzz_load or fuzz_model (repeatable; default: both, one after the other)
 #   --grow         merge what the run found into tests/fuzz/corpus/NAME/ (minimized with -merge=1:
 #                  the kept inputs cover what the old corpus and the run's finds covered)
+#   --keep-going   libFuzzer's fork mode: a finding is saved and the run goes on to the end (long
+#                  runs); without it the first finding ends the target's run
 #
 # Seeds: tests/fuzz/corpus/NAME/ (read only); new inputs go to a temporary folder, or to
 # FUZZ_KEEP_CORPUS/NAME/ when FUZZ_KEEP_CORPUS is set. Crashes, leaks, timeouts and out-of-memory
@@ -18,7 +20,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 BUILD [SECONDS] [--target NAME]... [--grow]" >&2
+  echo "usage: $0 BUILD [SECONDS] [--target NAME]... [--grow] [--keep-going]" >&2
   exit 2
 }
 (($# >= 1)) || usage
@@ -31,10 +33,12 @@ if (($# > 0)) && [[ $1 =~ ^[0-9]+$ ]]; then
 fi
 targets=()
 grow=0
+keep_going=()
 while (($# > 0)); do
   case $1 in
     --target) (($# >= 2)) || usage; targets+=("$2"); shift 2 ;;
     --grow) grow=1; shift ;;
+    --keep-going) keep_going=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1); shift ;;
     *) usage ;;
   esac
 done
@@ -75,17 +79,15 @@ for t in "${targets[@]}"; do
   artifacts=$build/fuzz-artifacts/$t
   mkdir -p "$artifacts"
   log=$build/fuzz-$t.log
+  touch "$log.start"
   echo "run-fuzz: $t for ${seconds}s from $(find "$seeds" -type f | wc -l) seeds; log $log"
   rc=0
-  "$fuzzer" "$work" "$seeds" "${flags[@]}" -max_total_time="$seconds" \
+  "$fuzzer" "$work" "$seeds" "${flags[@]}" "${keep_going[@]}" -max_total_time="$seconds" \
     -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
   grep -E '^#[0-9]+' "$log" | tail -1 | sed "s/^/run-fuzz: $t: /" || true
-  if ((rc != 0)); then
-    echo "run-fuzz: $t found a problem (exit $rc); the input is in $artifacts/, the report in $log:" >&2
-    grep -E 'ERROR|SUMMARY|==[0-9]+==|Test unit written' "$log" | head -20 >&2 || true
-    status=1
-  elif ((grow)); then
-    # Minimize the union into a fresh folder, then replace the repository's corpus with it.
+  if ((rc == 0 && grow)); then
+    # Minimize the union into a fresh folder, then replace the repository's corpus with it. (The
+    # corpus holds no finding: libFuzzer writes those to the artifacts only.)
     merged=$(mktemp -d -t "kiln-$t-merged.XXXXXX")
     "$fuzzer" -merge=1 "$merged" "$seeds" "$work" "${flags[@]}" >>"$log" 2>&1
     before=$(find "$seeds" -type f | wc -l)
@@ -93,6 +95,12 @@ for t in "${targets[@]}"; do
     mv "$merged" "$seeds"
     chmod 755 "$seeds"
     echo "run-fuzz: $t: corpus $before -> $(find "$seeds" -type f | wc -l) inputs ($(du -sh "$seeds" | cut -f1)) in $seeds"
+  fi
+  found=$(find "$artifacts" -type f -newer "$log.start" | wc -l)
+  if ((rc != 0 || found > 0)); then
+    echo "run-fuzz: $t found a problem (exit $rc, $found new input(s) in $artifacts/); the report in $log:" >&2
+    grep -E 'ERROR|SUMMARY|==[0-9]+==|Test unit written|kInternal' "$log" | head -20 >&2 || true
+    status=1
   fi
   [[ -n ${FUZZ_KEEP_CORPUS:-} ]] || rm -rf "$work"
 done

@@ -5,9 +5,10 @@
 // it runs on seeded random inputs on the reference interpreter and on the fast engine (a plan of
 // oneDNN and CPU kernels after the -O2 optimizer, as `kiln run` does).
 //
-// Any kiln::Error is an expected end: a bad model, an op kiln does not support, a run that fails
-// or spends its budget. Anything else (a crash, a sanitizer report, another exception, a hang
-// past libFuzzer's -timeout, memory past -rss_limit_mb) is a finding.
+// A kiln::Error is an expected end: a bad model, an op kiln does not support, a run that fails or
+// spends its budget. Anything else is a finding: a kInternal error (a broken invariant of kiln's
+// own), a crash, a sanitizer report, another exception, a hang past libFuzzer's -timeout, memory
+// past -rss_limit_mb.
 //
 // Build and run: make fuzz (docs/fuzzing.md).
 #include <omp.h>
@@ -117,6 +118,7 @@ void run_both_engines(std::string_view bytes) {
     } catch (const Error& e) {
       // The reference failing (a kernel's check, the budget) says nothing about the fast engine.
       note("reference failed", e.what());
+      fuzz::abort_if_internal(e);
     }
   }
   // A model of its own: preparation mutates it, and the engine prepares (and optimizes) again.
@@ -134,17 +136,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // pool of spinning workers would not fight the machine's other processes. libgomp reads
   // OMP_NUM_THREADS before main (scripts/run-fuzz.sh sets it); this covers a direct run.
   omp_set_num_threads(1);
-  set_allocation_cap(kAllocationCap);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  AllocationCapScope cap(kAllocationCap);  // the load too (sessions and plans scope their own)
   try {
     run_both_engines(bytes);
   } catch (const kiln::Error& e) {
     // The expected way for a bad model (or a run that cannot be made) to end.
     note("failed", e.what());
+    fuzz::abort_if_internal(e);
   }
   return 0;
 }

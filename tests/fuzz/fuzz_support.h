@@ -1,8 +1,12 @@
 // What the libFuzzer targets share (tests/fuzz, docs/fuzzing.md).
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
+
+#include "support/error.h"
 
 namespace kiln::fuzz {
 
@@ -17,6 +21,14 @@ inline const std::filesystem::path& scratch_dir() {
     return d;
   }();
   return dir;
+}
+
+// A kInternal error is a bug by definition (KILN_ASSERT: an invariant of kiln's own code broke),
+// so the targets make it a finding; every other kind is a bad input refused.
+inline void abort_if_internal(const Error& e) {
+  if (e.kind() != ErrorKind::kInternal) return;
+  std::fprintf(stderr, "fuzz: kInternal error: %s\n", e.what());
+  std::abort();
 }
 
 }  // namespace kiln::fuzz
