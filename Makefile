@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: deps build test test-unit test-conformance test-asan fuzz demo models clean bench
+.PHONY: deps build test test-unit test-conformance test-asan fuzz fuzz-build fuzz-long demo models clean bench
 
 deps:
 	@scripts/install-deps.sh
@@ -25,11 +25,20 @@ test-asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS) -L "unit|hostile"
 
-fuzz: deps
+# libFuzzer targets (docs/fuzzing.md), every kiln library instrumented: `make fuzz` runs each
+# target FUZZ_SECONDS (default 60) from the corpus in tests/fuzz/corpus; `make fuzz-long` runs
+# FUZZ_TARGET (default: both) for an hour each, niced, and merges what it finds into that corpus.
+fuzz-build: deps
 	cmake -S . -B build-fuzz -G Ninja -DKILN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
 	  -DKILN_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_load
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_load fuzz_model
+
+fuzz: fuzz-build
 	scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-60}
+
+fuzz-long: fuzz-build
+	nice -n 10 scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-3600} --grow --keep-going \
+	  $(if $(FUZZ_TARGET),--target $(FUZZ_TARGET))
 
 demo: build
 	scripts/demo.sh $(BUILD)

@@ -1,7 +1,9 @@
 #include "ir/tensor.h"
 
+#include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <limits>
 #include <cstring>
 
 #include "ir/scalar_types.h"
@@ -13,6 +15,18 @@ namespace kiln {
 
 namespace {
 thread_local int64_t t_allocation_cap = limits::kDefaultAllocationCap;
+
+// A double as the integer type I, saturating: static_cast of a value outside I's range (or of NaN)
+// is undefined, and the values come from files (attributes, initializers) as often as from kernels.
+template <typename I>
+I saturate(double v) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<I>::max());  // int64: 2^63, above max
+  if (std::isnan(v)) return 0;
+  if (v <= lo) return std::numeric_limits<I>::min();
+  if (v >= hi) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
 
 int64_t checked_numel(const std::vector<int64_t>& dims) {
   KILN_CHECK(dims.size() <= size_t(limits::kMaxRank), ErrorKind::kRuntime,
@@ -97,7 +111,7 @@ int64_t Tensor::get_i64(int64_t i) const {
     case DataType::kInt64: return data<int64_t>()[i];
     case DataType::kInt32: return data<int32_t>()[i];
     case DataType::kUInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
-    default: return static_cast<int64_t>(get_f64(i));
+    default: return saturate<int64_t>(get_f64(i));
   }
 }
 
@@ -110,7 +124,9 @@ void Tensor::set_f64(int64_t i, double v) {
       data<T>()[i] = T(v);
     } else if constexpr (std::is_class_v<T>) {
       if constexpr (std::is_convertible_v<T, float>) data<T>()[i] = T(static_cast<float>(v));
-      else data<T>()[i] = T(static_cast<int64_t>(v));
+      else data<T>()[i] = T(saturate<int64_t>(v));
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      data<T>()[i] = saturate<T>(v);
     } else {
       data<T>()[i] = static_cast<T>(v);
     }

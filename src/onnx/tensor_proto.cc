@@ -63,6 +63,14 @@ void fill_from_raw(Tensor& t, const uint8_t* bytes, int64_t size, const std::str
   else if (need > 0) std::memcpy(t.raw(), bytes, static_cast<size_t>(need));
 }
 
+// The values a typed data field holds for n elements: two per complex element, one per packed
+// byte of a sub-byte type, else one per element.
+int64_t values_needed(DataType dt, int64_t n) {
+  if (is_complex(dt)) return 2 * n;
+  if (is_sub_byte(dt)) return packed_bytes(dt, n);
+  return n;
+}
+
 template <typename Src>
 void fill_from_field(Tensor& t, const Src& field, const std::string& what) {
   const DataType dt = t.dtype();
@@ -212,12 +220,19 @@ Tensor tensor_from_proto(onnx::TensorProto& p, ExternalData* external, const std
     return t;
   }
 
-  Tensor t(dt, std::move(dims));
+  // The values stored are counted before the tensor is allocated: dims of a few bytes must not
+  // make kiln allocate (and zero) gigabytes that the data could never fill.
   if (fields == 0) {
     KILN_CHECK(*numel == 0, ErrorKind::kBadModel, "{}: no data for {} {}", what, dtype_name(dt),
-               dims_to_string(t.dims()));
-    return t;
+               dims_to_string(dims));
+    return Tensor(dt, std::move(dims));
   }
+  const int64_t stored = int64_t{p.float_data_size()} + p.int32_data_size() + p.int64_data_size() +
+                         p.double_data_size() + p.uint64_data_size() + p.string_data_size();
+  const int64_t needed = dt == DataType::kString ? *numel : values_needed(dt, *numel);
+  KILN_CHECK(stored == needed, ErrorKind::kBadModel, "{}: {} values stored, {} {} needs {}", what,
+             stored, dtype_name(dt), dims_to_string(dims), needed);
+  Tensor t(dt, std::move(dims));
   const Field want = field_for(dt);
   auto wrong = [&](const char* field) {
     fail(ErrorKind::kBadModel, "{}: {} data stored in {}", what, dtype_name(dt), field);

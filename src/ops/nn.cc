@@ -76,6 +76,8 @@ std::optional<Window> read_window(const Node& n, int nsp,
                                         dims_to_string(*ks), dims_to_string(*kernel)));
     w.k = *ks;
   } else if (kernel) {
+    check(static_cast<int>(kernel->size()) == nsp,
+          fmt::format("the weight has {} spatial dims, the input {}", kernel->size(), nsp));
     w.k = *kernel;
   } else {
     return std::nullopt;

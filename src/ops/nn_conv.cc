@@ -273,6 +273,8 @@ void infer_conv_transpose(InferContext& ctx) {
     return;
   }
   if (rank < 3) ctx.fail_here(fmt::format("input has rank {}, expected at least 3", rank));
+  if (xs && ws && xs->size() != ws->size())
+    ctx.fail_here(fmt::format("weight rank {} differs from input rank {}", ws->size(), xs->size()));
   const int nsp = rank - 2;
   const int64_t G = attr_int(n, "group");
   if (G < 1) ctx.fail_here("group must be positive");

@@ -4,13 +4,13 @@
 
 namespace kiln {
 
-OpSchema& OpRegistry::add(std::string domain, std::string name, std::source_location where) {
+OpSchema& OpRegistry::add(std::string domain, std::string name, const char* file) {
   KILN_ASSERT(!find(domain, name), "op registered twice: " + name);
   auto s = std::make_unique<OpSchema>();
   s->domain = std::move(domain);
   s->name = std::move(name);
   // The path below src/, whatever folder the build ran in.
-  const std::string_view path = where.file_name();
+  const std::string_view path = file;
   const size_t src = path.rfind("src/");
   s->file = std::string(src == std::string_view::npos ? path : path.substr(src + 4));
   by_name_[s->name].push_back(s.get());

@@ -6,7 +6,6 @@
 
 #include <functional>
 #include <optional>
-#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -91,8 +90,9 @@ struct OpSchema {
 class OpRegistry {
  public:
   static OpRegistry& global();  // every family registered (ops/op_families.cc)
-  OpSchema& add(std::string domain, std::string name,
-                std::source_location where = std::source_location::current());
+  // `file` defaults to the caller's source file. (__builtin_FILE, not std::source_location: clang
+  // 14, the fuzz build's compiler, has no std::source_location with libstdc++.)
+  OpSchema& add(std::string domain, std::string name, const char* file = __builtin_FILE());
   const OpSchema* find(std::string_view domain, std::string_view name) const;
   const std::vector<std::unique_ptr<OpSchema>>& all() const { return ops_; }
 
