@@ -143,8 +143,11 @@ DimSearch search_input_dims(const std::vector<const Value*>& inputs,
       return s;
     } catch (const Error& e) {
       if (s.first_failure.empty()) s.first_failure = e.what();
-      // Nothing to choose, or a failure no size mends: it is the model's or the user's.
-      if (s.chosen.empty() || e.kind() == ErrorKind::kUnsupported) throw;
+      // Nothing to choose, or a failure no size mends (an unsupported op, a bug in kiln): it is
+      // the model's, the user's or kiln's, and says so as it is.
+      if (s.chosen.empty() || e.kind() == ErrorKind::kUnsupported ||
+          e.kind() == ErrorKind::kInternal)
+        throw;
       tried.push_back(some_leading && some_other ? fmt::format("{}/{}", lead, other)
                                                  : std::to_string(some_other ? other : lead));
     }
