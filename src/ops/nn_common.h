@@ -1,5 +1,6 @@
 // Helpers shared by the nn family's files (nn_*.cc): element conversion to a compute type,
-// quantization rounding, and the window geometry of convolutions and pools.
+// quantization rounding, dim arithmetic; the window geometry of convolutions and pools is
+// ops/window_geometry.h (which the engine reads too).
 #pragma once
 
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "ops/attrs.h"
 #include "ops/kernel_util.h"
 #include "ops/op.h"
+#include "ops/window_geometry.h"
 
 namespace kiln {
 void register_nn_conv_ops(OpRegistry& r);
@@ -145,50 +147,13 @@ inline Q quantize_one(double v, double zp, bool saturate) {
       ::kiln::Float8E5M2FNUZ, ::kiln::Float4E2M1, ::kiln::Float8E8M0
 
 // ---------------------------------------------------------------------------------------------
-// Window geometry of Conv / pools.
+// Dim arithmetic of the window shapes (the window itself: ops/window_geometry.h).
 
-struct Window {
-  int nsp = 0;                       // spatial rank
-  std::string auto_pad = "NOTSET";
-  std::vector<int64_t> k, s, d;      // kernel, strides, dilations
-  std::vector<int64_t> pb, pe;       // pads at the start / end (SAME: resolved per input size)
-  bool ceil = false;                 // ceil_mode of pools
-  int64_t eff_k(int i) const { return (k[i] - 1) * d[i] + 1; }
-};
-
-// Reads the window attributes of node n for nsp spatial dims; `kernel` is the kernel size from the
-// weight (conv) when known; kernel_shape takes precedence when set. Returns nullopt when the kernel
-// size is not known. Fails (kBadModel) on malformed attributes.
-std::optional<Window> read_window(const Node& n, int nsp, const std::optional<std::vector<int64_t>>& kernel,
-                                  bool ceil_mode_attr = false);
-// The output size of spatial dim i for input size `in`; resolves the SAME pads into w.pb / w.pe.
-// Fails with `kind` when the window does not fit.
-int64_t window_out(const Node& n, Window& w, int i, int64_t in, ErrorKind kind);
-// The same on a possibly symbolic dim.
-Dim window_out_dim(const Node& n, const Window& w, int i, const Dim& in);
 // a + c with a constant c, written as a - |c| for a negative one.
 Dim add_const(const Dim& a, int64_t c);
 // Dim sum / product that give an unknown dim instead of overflowing on known values.
 Dim dim_add(const Dim& a, const Dim& b);
 Dim dim_mul(const Dim& a, const Dim& b);
-
-// A window geometry lifted to 3 spatial dims (leading dims of size 1), for the kernels.
-struct Geom3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  int64_t k_size() const { return k[0] * k[1] * k[2]; }
-};
-Geom3 lift3(const Node& n, const Window& w, const std::vector<int64_t>& in,
-            const std::vector<int64_t>& out);
-
-// Range [lo, hi) of output positions o with 0 <= o*s + off < in.
-inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t& lo, int64_t& hi) {
-  lo = off >= 0 ? 0 : (-off + s - 1) / s;
-  hi = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
-  if (hi > out) hi = out;
-  if (lo > hi) lo = hi;
-}
 
 // Spatial dims of a shape (those after N and C), or nullopt.
 std::optional<std::vector<int64_t>> spatial_dims(const std::optional<Shape>& s);

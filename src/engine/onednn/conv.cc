@@ -14,7 +14,7 @@
 #include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
-#include "ops/nn_common.h"
+#include "support/error.h"
 
 namespace kiln::engine {
 

@@ -1,7 +1,7 @@
 #include "engine/onednn/conv_geometry.h"
 
 #include "ops/attrs.h"
-#include "ops/nn_common.h"
+#include "ops/window_geometry.h"
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -28,21 +28,18 @@ std::optional<ConvGeometry> conv_geometry(const Node& n, const GraphFacts& f) {
   const int64_t G = attr_int(n, "group"), C = (*x)[1], M = w->dim(0);
   if (G < 1 || C % G != 0 || C / G != w->dim(1) || M % G != 0) return {};
   if (b && (b->dtype() != DataType::kFloat || b->numel() != M)) return {};
+  const std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
+  const auto fit = nn::fit_window(n, std::vector<int64_t>(x->begin() + 2, x->end()), kernel);
+  if (!fit) return {};  // the reference kernel reports it
   ConvGeometry g;
-  const int nsp = rank - 2;
-  try {
-    std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
-    nn::Window win = *nn::read_window(n, nsp, kernel);
-    g.dst = {(*x)[0], M};
-    for (int i = 0; i < nsp; ++i) g.dst.push_back(nn::window_out(n, win, i, (*x)[2 + i], ErrorKind::kBadModel));
-    for (int i = 0; i < nsp; ++i) {
-      g.strides.push_back(win.s[i]);
-      g.dilations.push_back(win.d[i] - 1);
-      g.pad_l.push_back(win.pb[i]);
-      g.pad_r.push_back(win.pe[i]);
-    }
-  } catch (const Error&) {
-    return {};  // the reference kernel reports it
+  g.dst = {(*x)[0], M};
+  g.dst.insert(g.dst.end(), fit->out.begin(), fit->out.end());
+  const nn::Window& win = fit->window;
+  for (int i = 0; i < win.nsp; ++i) {
+    g.strides.push_back(win.s[i]);
+    g.dilations.push_back(win.d[i] - 1);
+    g.pad_l.push_back(win.pb[i]);
+    g.pad_r.push_back(win.pe[i]);
   }
   if (!all_positive(g.dst)) return {};
   g.src = *x;

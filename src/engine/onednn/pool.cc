@@ -5,7 +5,7 @@
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/onednn_kernels.h"
 #include "engine/threads.h"
-#include "ops/nn_common.h"
+#include "ops/window_geometry.h"
 
 namespace kiln::engine {
 
@@ -49,23 +49,21 @@ std::optional<PoolGeometry> pool_geometry(const Node& n, const GraphFacts& f) {
           : include_pad   ? dnnl::algorithm::pooling_avg_include_padding
                           : dnnl::algorithm::pooling_avg_exclude_padding;
   if (op == "MaxPool" && attr_int(n, "storage_order", 0) != 0) return {};
-  try {
-    nn::Window win = *nn::read_window(n, nsp, std::nullopt, true);
-    for (int i = 0; i < nsp; ++i) {
-      const int64_t out = nn::window_out(n, win, i, (*x)[2 + i], ErrorKind::kBadModel);
-      // the end pad oneDNN needs for `out` windows; ceil_mode may need more than the attribute's
-      const int64_t pad_r = (out - 1) * win.s[i] + win.eff_k(i) - (*x)[2 + i] - win.pb[i];
-      if (pad_r > win.pe[i] && include_pad) return {};  // counts differ in the overhang
-      if (pad_r < 0 || win.pb[i] >= win.eff_k(i) || pad_r >= win.eff_k(i)) return {};
-      g.dst.push_back(out);
-      g.kernel.push_back(win.k[i]);
-      g.strides.push_back(win.s[i]);
-      g.dilations.push_back(win.d[i] - 1);
-      g.pad_l.push_back(win.pb[i]);
-      g.pad_r.push_back(pad_r);
-    }
-  } catch (const Error&) {
-    return {};
+  const auto fit = nn::fit_window(n, std::vector<int64_t>(x->begin() + 2, x->end()), std::nullopt, true);
+  if (!fit) return {};  // the reference kernel reports it
+  const nn::Window& win = fit->window;
+  for (int i = 0; i < nsp; ++i) {
+    const int64_t out = fit->out[i];
+    // the end pad oneDNN needs for `out` windows; ceil_mode may need more than the attribute's
+    const int64_t pad_r = (out - 1) * win.s[i] + win.eff_k(i) - (*x)[2 + i] - win.pb[i];
+    if (pad_r > win.pe[i] && include_pad) return {};  // counts differ in the overhang
+    if (pad_r < 0 || win.pb[i] >= win.eff_k(i) || pad_r >= win.eff_k(i)) return {};
+    g.dst.push_back(out);
+    g.kernel.push_back(win.k[i]);
+    g.strides.push_back(win.s[i]);
+    g.dilations.push_back(win.d[i] - 1);
+    g.pad_l.push_back(win.pb[i]);
+    g.pad_r.push_back(pad_r);
   }
   for (int64_t d : g.dst)
     if (d <= 0) return {};
