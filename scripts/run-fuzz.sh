@@ -16,7 +16,10 @@
 # inputs land in BUILD/fuzz-artifacts/NAME/; reproduce one with `BUILD/NAME FILE`, and once fixed
 # copy it into tests/fuzz/regressions/ (ctest replays that folder). Each run's log is
 # BUILD/fuzz-NAME.log; the last line printed per target is its coverage (cov, ft) and input count.
-# FUZZ_FLAGS adds libFuzzer flags (e.g. FUZZ_FLAGS=-use_value_profile=1).
+# FUZZ_FLAGS adds libFuzzer flags (e.g. FUZZ_FLAGS=-use_value_profile=1). FUZZ_SEED=N fixes the
+# random seed and FUZZ_RUNS=N stops each target after N inputs (SECONDS still bounds it): together
+# they make a run repeatable, so that CI's verdict on a commit is the one `.ci/run` gave here; a
+# run without them explores anew each time (what finding bugs wants).
 set -euo pipefail
 
 usage() {
@@ -60,6 +63,8 @@ flags=(
 )
 # shellcheck disable=SC2206
 flags+=(${FUZZ_FLAGS:-})
+[[ -z ${FUZZ_SEED:-} ]] || flags+=(-seed="$FUZZ_SEED")
+[[ -z ${FUZZ_RUNS:-} ]] || flags+=(-runs="$FUZZ_RUNS")
 
 status=0
 for t in "${targets[@]}"; do
@@ -80,7 +85,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$artifacts"
   log=$build/fuzz-$t.log
   touch "$log.start"
-  echo "run-fuzz: $t for ${seconds}s from $(find "$seeds" -type f | wc -l) seeds; log $log"
+  echo "run-fuzz: $t for ${seconds}s${FUZZ_RUNS:+ or $FUZZ_RUNS inputs}${FUZZ_SEED:+ (seed $FUZZ_SEED)} from $(find "$seeds" -type f | wc -l) seeds; log $log"
   rc=0
   "$fuzzer" "$work" "$seeds" "${flags[@]}" "${keep_going[@]}" -max_total_time="$seconds" \
     -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?

@@ -343,7 +343,11 @@ void run_mvn(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int rank = x.rank();
   std::vector<bool> reduced(rank, false);
-  for (int64_t a : attr_ints(n, "axes", {0, 2, 3})) reduced[normalize_axis(n, a, rank)] = true;
+  for (int64_t a : attr_ints(n, "axes", {0, 2, 3})) {
+    const int axis = normalize_axis(n, a, rank);
+    KILN_CHECK(axis < rank, ErrorKind::kBadModel, "{}axis {} out of range for rank {}", n.where(), a, rank);
+    reduced[axis] = true;
+  }
   std::vector<int64_t> group;
   const int64_t groups = group_of(x.dims(), reduced, group);
   const auto v = to_doubles(n, x);

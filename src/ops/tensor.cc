@@ -19,7 +19,9 @@ namespace kiln {
 
 void register_tensor_ops(OpRegistry& r) {
   register_tensor_shape_ops(r);
+  register_tensor_make_ops(r);
   register_tensor_layout_ops(r);
+  register_tensor_rearrange_ops(r);
   register_tensor_pad_ops(r);
   register_tensor_index_ops(r);
   register_tensor_sort_ops(r);

@@ -15,12 +15,14 @@
 namespace kiln {
 
 // The sub-families, each in its own file; register_tensor_ops (tensor.cc) calls them all.
-void register_tensor_shape_ops(OpRegistry& r);    // tensor_shape.cc
-void register_tensor_layout_ops(OpRegistry& r);   // tensor_layout.cc
-void register_tensor_pad_ops(OpRegistry& r);      // tensor_pad.cc
-void register_tensor_index_ops(OpRegistry& r);    // tensor_index.cc
-void register_tensor_sort_ops(OpRegistry& r);     // tensor_sort.cc
-void register_tensor_image_ops(OpRegistry& r);    // tensor_image.cc
+void register_tensor_shape_ops(OpRegistry& r);      // tensor_shape.cc
+void register_tensor_make_ops(OpRegistry& r);       // tensor_make.cc
+void register_tensor_layout_ops(OpRegistry& r);     // tensor_layout.cc
+void register_tensor_rearrange_ops(OpRegistry& r);  // tensor_rearrange.cc
+void register_tensor_pad_ops(OpRegistry& r);        // tensor_pad.cc
+void register_tensor_index_ops(OpRegistry& r);      // tensor_index.cc
+void register_tensor_sort_ops(OpRegistry& r);       // tensor_sort.cc
+void register_tensor_image_ops(OpRegistry& r);      // tensor_image.cc
 
 namespace tensor_ops {
 
