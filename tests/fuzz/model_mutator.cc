@@ -1,4 +1,4 @@
-// A structure-aware mutator for the fuzz targets: it parses the input as an ONNX ModelProto,
+// A structure-aware mutator for fuzz_model: it parses the input as an ONNX ModelProto,
 // changes one thing inside it and serializes it again, so the lengths of the messages around the
 // change stay right. libFuzzer's byte mutations alone rarely survive that: an inserted or erased
 // byte inside a node breaks the length prefix of the graph and the model around it, and the loader
