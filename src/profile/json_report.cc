@@ -54,6 +54,8 @@ ordered_json profile_json(const ProfileReport& r) {
   j["peak"] = {{"cpu", r.peak.cpu}, {"threads", r.peak.threads}, {"isa", r.peak.isa},
                {"gflops", r.peak.gflops}, {"gbps", r.peak.gbps()},
                {"copy_gbps", r.peak.copy_gbps}, {"triad_gbps", r.peak.triad_gbps},
+               {"int8_isa", r.peak.int8_isa}, {"int8_gops", r.peak.int8_gops},
+               {"bf16_native", r.peak.bf16_native}, {"bf16_isa", r.peak.bf16_isa}, {"bf16_gflops", r.peak.bf16_gflops},
                {"cached", r.peak.from_cache}};
   j["phases"] = ordered_json::object();
   for (const SessionPhase& p : r.data.phases)

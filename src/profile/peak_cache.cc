@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kCacheVersion = 1;
+constexpr int kCacheVersion = 2;  // 2: the int8 and bf16 peaks
 
 std::string cache_key(const std::string& cpu, int threads) {
   return cpu + " | " + std::to_string(threads) + " threads";
@@ -22,7 +22,8 @@ std::string cache_key(const std::string& cpu, int threads) {
 
 json to_json(const MachinePeak& p) {
   return {{"cpu", p.cpu}, {"threads", p.threads}, {"isa", p.isa}, {"gflops", p.gflops},
-          {"copy_gbps", p.copy_gbps}, {"triad_gbps", p.triad_gbps},
+          {"copy_gbps", p.copy_gbps}, {"triad_gbps", p.triad_gbps}, {"int8_isa", p.int8_isa},
+          {"int8_gops", p.int8_gops}, {"bf16_native", p.bf16_native}, {"bf16_isa", p.bf16_isa}, {"bf16_gflops", p.bf16_gflops},
           {"probe_seconds", p.probe_seconds}};
 }
 
@@ -35,7 +36,13 @@ std::optional<MachinePeak> from_json(const json& j) {
   p.gflops = j.value("gflops", 0.0);
   p.copy_gbps = j.value("copy_gbps", 0.0);
   p.triad_gbps = j.value("triad_gbps", 0.0);
+  p.int8_isa = j.value("int8_isa", "");
+  p.int8_gops = j.value("int8_gops", 0.0);
+  p.bf16_native = j.value("bf16_native", false);
+  p.bf16_isa = j.value("bf16_isa", "");
+  p.bf16_gflops = j.value("bf16_gflops", 0.0);
   p.probe_seconds = j.value("probe_seconds", 0.0);
+  if (p.int8_isa.empty() || (p.bf16_native && p.bf16_gflops <= 0)) return std::nullopt;
   if (p.gflops <= 0 || p.gbps() <= 0 || p.threads <= 0) return std::nullopt;
   p.from_cache = true;
   return p;
@@ -77,6 +84,8 @@ MachinePeak machine_peak(int threads, bool use_cache) {
       p.gflops = std::max(p.gflops, old->gflops);
       p.copy_gbps = std::max(p.copy_gbps, old->copy_gbps);
       p.triad_gbps = std::max(p.triad_gbps, old->triad_gbps);
+      if (old->int8_isa == p.int8_isa) p.int8_gops = std::max(p.int8_gops, old->int8_gops);
+      if (old->bf16_isa == p.bf16_isa) p.bf16_gflops = std::max(p.bf16_gflops, old->bf16_gflops);
     }
   cache["version"] = kCacheVersion;
   cache["machines"][key] = to_json(p);

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "profile/peak_loops.h"
 #include "runtime/observer.h"
 #include "support/error.h"
 
@@ -18,9 +19,10 @@ namespace kiln {
 
 namespace {
 
-// ---- FMA throughput: independent chains of a = a * m + c, enough to fill every FMA pipe.
+using peak_loops::FmaLoop;
+using peak_loops::kChains;
 
-constexpr int kChains = 16;
+// ---- FMA throughput: independent chains of a = a * m + c, enough to fill every FMA pipe.
 
 float sum_lanes(const float* lanes, int n) {
   float total = 0;
@@ -74,18 +76,12 @@ float fma_loop_scalar(int64_t iters) {
   return total;
 }
 
-struct FmaLoop {
-  const char* isa;
-  float (*run)(int64_t iters);
-  int lanes;  // floats per vector
-};
-
 FmaLoop best_fma_loop() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {"avx512", fma_loop_avx512, 16};
+  if (__builtin_cpu_supports("avx512f")) return {"avx512", fma_loop_avx512, 2.0 * kChains * 16};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {"avx2", fma_loop_avx2, 8};
-  return {"scalar", fma_loop_scalar, 1};
+    return {"avx2", fma_loop_avx2, 2.0 * kChains * 8};
+  return {"scalar", fma_loop_scalar, 2.0 * kChains};
 }
 
 // Runs work(t) on `threads` threads released together; returns the wall seconds until all finish.
@@ -111,7 +107,7 @@ volatile float g_sink;  // keeps the FMA results alive
 
 // Best of several short rounds (on a shared machine the best one saw the cores alone); GFLOP/s.
 double measure_fma(const FmaLoop& loop, int threads) {
-  const double flops_per_iter = 2.0 * kChains * loop.lanes;
+  const double flops_per_iter = loop.ops_per_iter;
   // Calibrate on this thread: iterations for about 2 ms, from the fastest of three timings (a
   // preempted one would make the rounds too short to time).
   auto fastest = [&](int64_t iters) {
@@ -248,6 +244,17 @@ MachinePeak measure_peak(int threads) {
   const FmaLoop loop = best_fma_loop();
   p.isa = loop.isa;
   p.gflops = measure_fma(loop, threads);
+  if (const FmaLoop int8 = peak_loops::best_int8_loop(); int8.run) {
+    p.int8_isa = int8.isa;
+    p.int8_gops = measure_fma(int8, threads);
+  } else {
+    p.int8_isa = "none";
+  }
+  if (const FmaLoop bf16 = peak_loops::best_bf16_loop(); bf16.run) {
+    p.bf16_native = true;
+    p.bf16_isa = bf16.isa;
+    p.bf16_gflops = measure_fma(bf16, threads);
+  }
   const Bandwidth bw = measure_bandwidth(threads);
   p.copy_gbps = bw.copy_gbps;
   p.triad_gbps = bw.triad_gbps;

@@ -1,5 +1,6 @@
-// kiln's own measure of the machine's peaks: FMA throughput on all threads and streaming memory
-// bandwidth, in well under a second; `machine_peak` caches them once per machine.
+// kiln's own measure of the machine's peaks: fp32 FMA, int8 and (where native) bf16 dot-product
+// throughput on all threads and streaming memory bandwidth, in well under a second; `machine_peak`
+// caches them once per machine.
 #pragma once
 
 #include <filesystem>
@@ -17,6 +18,16 @@ struct MachinePeak {
   double gflops = 0;        // fp32 FMA throughput, all threads
   double copy_gbps = 0;     // a[i] = b[i], bytes read + written per second
   double triad_gbps = 0;    // a[i] = b[i] + s * c[i]
+  // Reduced precision, all threads, on the widest units the CPU has: int8 multiply-adds as 2 ops
+  // each ("amx_int8": tile products; "avx512_vnni": vpdpbusd; "avx512bw" or "avx2": the
+  // vpmaddubsw + vpmaddwd + vpaddd sequence of CPUs without VNNI), and bf16 dot products as 2
+  // FLOPs per multiply-add ("amx_bf16", "avx512_bf16"), measured only where the CPU has them
+  // (bf16_native false: bf16 work would be emulated in fp32, and bf16_gflops is 0).
+  std::string int8_isa;
+  double int8_gops = 0;
+  bool bf16_native = false;
+  std::string bf16_isa;
+  double bf16_gflops = 0;
   double probe_seconds = 0; // how long measuring took
   bool from_cache = false;
 

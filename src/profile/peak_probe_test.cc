@@ -42,6 +42,18 @@ TEST(PeakProbe, MeasuresComputeAndBandwidth) {
   // machine took 12 s. The bound only catches a probe that does not end (speed is not a test).
   EXPECT_LT(p.probe_seconds, 120.0);
   EXPECT_FALSE(p.from_cache);
+  // int8 runs everywhere (at worst as the AVX2 sequence); bf16 only where it is native. Where
+  // both exist they do more per instruction than fp32 FMA (on a loaded machine, at least half).
+  EXPECT_FALSE(p.int8_isa.empty());
+  if (p.int8_isa != "none") {
+    EXPECT_GT(p.int8_gops, 0.5 * p.gflops);
+  }
+  EXPECT_EQ(p.bf16_native, !p.bf16_isa.empty());
+  if (p.bf16_native) {
+    EXPECT_GT(p.bf16_gflops, 0.5);
+  } else {
+    EXPECT_EQ(p.bf16_gflops, 0);
+  }
   EXPECT_DOUBLE_EQ(p.roofline().gflops, p.gflops);
   EXPECT_DOUBLE_EQ(p.roofline().gbps, std::max(p.copy_gbps, p.triad_gbps));
 }
@@ -61,6 +73,9 @@ TEST(PeakCache, MeasuresOnceThenReads) {
   EXPECT_DOUBLE_EQ(second.gflops, first.gflops);
   EXPECT_DOUBLE_EQ(second.triad_gbps, first.triad_gbps);
   EXPECT_EQ(second.isa, first.isa);
+  EXPECT_EQ(second.int8_isa, first.int8_isa);
+  EXPECT_DOUBLE_EQ(second.int8_gops, first.int8_gops);
+  EXPECT_EQ(second.bf16_isa, first.bf16_isa);
   EXPECT_FALSE(machine_peak(1, false).from_cache);  // --no-cache measures again
 }
 

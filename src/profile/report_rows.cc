@@ -93,6 +93,10 @@ std::vector<std::pair<std::string, std::string>> run_facts(const ProfileReport& 
                            format_rate(roof.ridge()),
                            p.from_cache ? "cached" : fmt::format("measured in {:.2f} s",
                                                                  p.probe_seconds))},
+      {"reduced precision",
+       fmt::format("int8 {} GOP/s ({}); bf16 {}", format_rate(p.int8_gops), p.int8_isa,
+                   p.bf16_native ? format_rate(p.bf16_gflops) + " GFLOP/s (" + p.bf16_isa + ")"
+                                 : "not native on this CPU (emulated in fp32)")},
   };
   if (r.data.plan_steps > 0) {
     std::string kernels;
