@@ -12,6 +12,7 @@
 #include "ops/infer.h"
 #include "opt/pipeline.h"
 #include "profile/chrome_trace.h"
+#include "profile/precision_forecast.h"
 #include "profile/profile_target.h"
 #include "profile/report.h"
 #include "support/error.h"
@@ -22,7 +23,7 @@ namespace kiln::cli {
 namespace {
 
 struct ProfileOptions {
-  std::string model, inputs, trace, html, engine = kDefaultProfileEngine;
+  std::string model, inputs, trace, html, predict, engine = kDefaultProfileEngine;
   int runs = 10, warmup = 1, threads = 0, top = 15, level = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims;
@@ -54,11 +55,17 @@ int profile(const ProfileOptions& o) {
   if (!o.trace.empty())
     write_file_atomically(o.trace, json_text(chrome_trace(r.data, getpid(), getpid())) + "\n");
   if (!o.html.empty()) write_file_atomically(o.html, profile_html(r));
+  std::optional<PrecisionForecast> forecast;
+  if (!o.predict.empty())
+    forecast = forecast_precision(r.data, r.summary, r.peak, parse_reduced_precision(o.predict));
   if (o.json) {
-    std::cout << json_text(profile_json(r), 2) << "\n";
+    nlohmann::ordered_json j = profile_json(r);
+    if (forecast) j["forecast"] = forecast_json(*forecast);
+    std::cout << json_text(j, 2) << "\n";
   } else {
     if (o.plan && target->plan()) std::cout << target->plan()->listing << "\n";
     std::cout << profile_table(r, o.top);
+    if (forecast) std::cout << "\n" << forecast_text(*forecast, o.top);
     if (!o.trace.empty()) std::cout << "\ntrace written to " << o.trace << "\n";
     if (!o.html.empty()) std::cout << (o.trace.empty() ? "\n" : "") << "HTML written to " << o.html << "\n";
   }
@@ -91,6 +98,10 @@ Action add_profile(CLI::App& app) {
   app.add_flag("--plan", o->plan,
                "Print the fast engine's plan first: each step's kernel, node, and the slots it "
                "reads and writes with their layouts");
+  app.add_option("--predict", o->predict,
+                 "Also say what reduced precision should buy on this CPU, from this profile and "
+                 "the measured peaks: int8 (static), int8-dynamic or bf16")
+      ->check(CLI::IsMember({"int8", "int8-dynamic", "bf16"}));
   app.add_flag("--no-cache", o->no_cache, "Measure the machine's peaks again (and re-cache them)");
   add_allow_newer_opset(app, o->allow_newer_opset);
   return [o]() { return profile(*o); };

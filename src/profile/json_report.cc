@@ -56,6 +56,8 @@ ordered_json profile_json(const ProfileReport& r) {
                {"copy_gbps", r.peak.copy_gbps}, {"triad_gbps", r.peak.triad_gbps},
                {"int8_isa", r.peak.int8_isa}, {"int8_gops", r.peak.int8_gops},
                {"bf16_native", r.peak.bf16_native}, {"bf16_isa", r.peak.bf16_isa}, {"bf16_gflops", r.peak.bf16_gflops},
+               {"gemm_f32_gops", r.peak.gemm_f32_gops}, {"gemm_int8_gops", r.peak.gemm_int8_gops},
+               {"gemm_bf16_gops", r.peak.gemm_bf16_gops},
                {"cached", r.peak.from_cache}};
   j["phases"] = ordered_json::object();
   for (const SessionPhase& p : r.data.phases)

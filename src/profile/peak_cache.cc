@@ -24,6 +24,8 @@ json to_json(const MachinePeak& p) {
   return {{"cpu", p.cpu}, {"threads", p.threads}, {"isa", p.isa}, {"gflops", p.gflops},
           {"copy_gbps", p.copy_gbps}, {"triad_gbps", p.triad_gbps}, {"int8_isa", p.int8_isa},
           {"int8_gops", p.int8_gops}, {"bf16_native", p.bf16_native}, {"bf16_isa", p.bf16_isa}, {"bf16_gflops", p.bf16_gflops},
+          {"gemm_f32_gops", p.gemm_f32_gops}, {"gemm_int8_gops", p.gemm_int8_gops},
+          {"gemm_bf16_gops", p.gemm_bf16_gops},
           {"probe_seconds", p.probe_seconds}};
 }
 
@@ -41,8 +43,12 @@ std::optional<MachinePeak> from_json(const json& j) {
   p.bf16_native = j.value("bf16_native", false);
   p.bf16_isa = j.value("bf16_isa", "");
   p.bf16_gflops = j.value("bf16_gflops", 0.0);
+  p.gemm_f32_gops = j.value("gemm_f32_gops", 0.0);
+  p.gemm_int8_gops = j.value("gemm_int8_gops", 0.0);
+  p.gemm_bf16_gops = j.value("gemm_bf16_gops", 0.0);
   p.probe_seconds = j.value("probe_seconds", 0.0);
-  if (p.int8_isa.empty() || (p.bf16_native && p.bf16_gflops <= 0)) return std::nullopt;
+  if (p.int8_isa.empty() || (p.bf16_native && p.bf16_gflops <= 0) || p.gemm_f32_gops <= 0)
+    return std::nullopt;
   if (p.gflops <= 0 || p.gbps() <= 0 || p.threads <= 0) return std::nullopt;
   p.from_cache = true;
   return p;
@@ -85,6 +91,9 @@ MachinePeak machine_peak(int threads, bool use_cache) {
       p.copy_gbps = std::max(p.copy_gbps, old->copy_gbps);
       p.triad_gbps = std::max(p.triad_gbps, old->triad_gbps);
       if (old->int8_isa == p.int8_isa) p.int8_gops = std::max(p.int8_gops, old->int8_gops);
+      p.gemm_f32_gops = std::max(p.gemm_f32_gops, old->gemm_f32_gops);
+      p.gemm_int8_gops = std::max(p.gemm_int8_gops, old->gemm_int8_gops);
+      p.gemm_bf16_gops = std::max(p.gemm_bf16_gops, old->gemm_bf16_gops);
       if (old->bf16_isa == p.bf16_isa) p.bf16_gflops = std::max(p.bf16_gflops, old->bf16_gflops);
     }
   cache["version"] = kCacheVersion;

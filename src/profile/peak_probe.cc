@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/onednn/gemm_probe.h"
 #include "profile/peak_loops.h"
 #include "runtime/observer.h"
 #include "support/error.h"
@@ -255,6 +256,10 @@ MachinePeak measure_peak(int threads) {
     p.bf16_isa = bf16.isa;
     p.bf16_gflops = measure_fma(bf16, threads);
   }
+  using engine::GemmPrecision;
+  p.gemm_f32_gops = engine::measure_gemm_ops(GemmPrecision::kF32, 256, 1024, 1024, threads) / 1e9;
+  p.gemm_int8_gops = engine::measure_gemm_ops(GemmPrecision::kInt8, 256, 1024, 1024, threads) / 1e9;
+  p.gemm_bf16_gops = engine::measure_gemm_ops(GemmPrecision::kBf16, 256, 1024, 1024, threads) / 1e9;
   const Bandwidth bw = measure_bandwidth(threads);
   p.copy_gbps = bw.copy_gbps;
   p.triad_gbps = bw.triad_gbps;

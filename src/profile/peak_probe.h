@@ -28,6 +28,10 @@ struct MachinePeak {
   bool bf16_native = false;
   std::string bf16_isa;
   double bf16_gflops = 0;
+  // What oneDNN's matmul achieves (multiply-adds x 2 per second, all threads) on a 256 x 1024 by
+  // 1024 x 1024 product per precision; 0 where oneDNN has no kernel for it on this CPU. The
+  // precision forecast scales compute-bound nodes by these ratios, not by the instruction peaks.
+  double gemm_f32_gops = 0, gemm_int8_gops = 0, gemm_bf16_gops = 0;
   double probe_seconds = 0; // how long measuring took
   bool from_cache = false;
 

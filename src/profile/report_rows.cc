@@ -97,6 +97,9 @@ std::vector<std::pair<std::string, std::string>> run_facts(const ProfileReport& 
        fmt::format("int8 {} GOP/s ({}); bf16 {}", format_rate(p.int8_gops), p.int8_isa,
                    p.bf16_native ? format_rate(p.bf16_gflops) + " GFLOP/s (" + p.bf16_isa + ")"
                                  : "not native on this CPU (emulated in fp32)")},
+      {"oneDNN matmul", fmt::format("fp32 {}, int8 {}, bf16 {} GOP/s (256x1024x1024)",
+                                    format_rate(p.gemm_f32_gops), format_rate(p.gemm_int8_gops),
+                                    p.gemm_bf16_gops > 0 ? format_rate(p.gemm_bf16_gops) : "none")},
   };
   if (r.data.plan_steps > 0) {
     std::string kernels;

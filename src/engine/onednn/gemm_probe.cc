@@ -1,0 +1,65 @@
+#include "engine/onednn/gemm_probe.h"
+
+#include <algorithm>
+
+#include "engine/onednn/dnnl_context.h"
+#include "engine/threads.h"
+#include "runtime/observer.h"
+
+namespace kiln::engine {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+struct Types {
+  dt src, weights, dst;
+};
+
+Types types_of(GemmPrecision p) {
+  switch (p) {
+    case GemmPrecision::kF32: return {dt::f32, dt::f32, dt::f32};
+    case GemmPrecision::kInt8: return {dt::u8, dt::s8, dt::s32};
+    case GemmPrecision::kBf16: return {dt::bf16, dt::bf16, dt::f32};
+  }
+  return {dt::f32, dt::f32, dt::f32};
+}
+
+}  // namespace
+
+double measure_gemm_ops(GemmPrecision p, int64_t m, int64_t k, int64_t n, int threads) {
+  const ThreadScope scope(threads);
+  const Types t = types_of(p);
+  const dnnl::engine& eng = dnnl_engine();
+  dnnl::stream& stream = dnnl_stream();
+  try {
+    const dnnl::memory::desc src_md({m, k}, t.src, tag::ab), dst_md({m, n}, t.dst, tag::ab);
+    const dnnl::memory::desc weights_any({k, n}, t.weights, tag::any);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, weights_any, dst_md), eng);
+    // oneDNN falls back to a reference kernel where the CPU lacks the ISA: that is "no kernel".
+    const std::string impl = pd.impl_info_str();
+    if (impl.find("ref") != std::string::npos) return 0;
+    dnnl::memory src(src_md, eng), weights(pd.weights_desc(), eng), dst(dst_md, eng);
+    std::fill_n(static_cast<uint8_t*>(src.get_data_handle()), src_md.get_size(), uint8_t{0x3f});
+    std::fill_n(static_cast<uint8_t*>(weights.get_data_handle()), pd.weights_desc().get_size(),
+                uint8_t{0x3f});  // 0.75 in f32 and bf16, 63 in int8: no denormals, no overflow
+    const dnnl::matmul mm(pd);
+    auto run = [&] {
+      mm.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+      stream.wait();
+    };
+    run();  // the first run pays for the JIT and the caches
+    double best = 1e30;
+    for (int round = 0; round < 8; ++round) {
+      const int64_t start = steady_now_ns();
+      run();
+      best = std::min(best, static_cast<double>(steady_now_ns() - start) / 1e9);
+    }
+    return 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n) / best;
+  } catch (const dnnl::error&) {
+    return 0;  // no implementation for these types here
+  }
+}
+
+}  // namespace kiln::engine

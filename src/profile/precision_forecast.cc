@@ -1,0 +1,158 @@
+#include "profile/precision_forecast.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "profile/report_format.h"
+#include "support/error.h"
+
+namespace kiln {
+
+namespace {
+
+// A step's fixed cost that no precision shortens (dispatch, a primitive's setup per call).
+constexpr double kStepOverheadMs = 0.004;
+
+bool computes_reduced(const std::string& op, ReducedPrecision p) {
+  static const std::set<std::string> heavy = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
+  if (p == ReducedPrecision::kInt8Dynamic) return op == "MatMul" || op == "Gemm";
+  return heavy.contains(op);
+}
+
+// Ops that move int8 as they moved float between quantized nodes of a static QDQ model.
+bool moves_int8(const std::string& op) {
+  static const std::set<std::string> movers = {
+      "Relu", "MaxPool", "AveragePool", "GlobalAveragePool", "Add", "Concat", "Reshape", "Flatten",
+      "Transpose", "Squeeze", "Unsqueeze", "Clip", "Reorder", "Resize", "Pad", "Slice", "Split"};
+  return movers.contains(op);
+}
+
+// Bytes of the node's constant inputs (its weights) and of the rest, per execution.
+std::pair<double, double> weight_and_activation_bytes(const ProfiledNode& n) {
+  double weights = 0, rest = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const bool constant = n.node && i < n.node->inputs.size() && n.node->inputs[i] &&
+                          n.node->inputs[i]->is_constant();
+    (constant ? weights : rest) += n.inputs[i].bytes;
+  }
+  for (const OperandShape& o : n.outputs) rest += o.bytes;
+  return {weights, rest};
+}
+
+}  // namespace
+
+const char* precision_name(ReducedPrecision p) {
+  switch (p) {
+    case ReducedPrecision::kInt8Static: return "int8 static";
+    case ReducedPrecision::kInt8Dynamic: return "int8 dynamic";
+    case ReducedPrecision::kBf16: return "bf16";
+  }
+  return "?";
+}
+
+ReducedPrecision parse_reduced_precision(const std::string& s) {
+  if (s == "int8") return ReducedPrecision::kInt8Static;
+  if (s == "int8-dynamic") return ReducedPrecision::kInt8Dynamic;
+  if (s == "bf16") return ReducedPrecision::kBf16;
+  fail(ErrorKind::kBadInput, "unknown precision '{}': int8, int8-dynamic or bf16", s);
+}
+
+PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSummary& summary,
+                                     const MachinePeak& peak, ReducedPrecision precision) {
+  PrecisionForecast f;
+  f.precision = precision;
+  f.fp32_ms = summary.latency.mean_ms;
+  const bool bf16 = precision == ReducedPrecision::kBf16;
+  f.native = bf16 ? peak.bf16_native : peak.int8_isa != "none";
+  f.units = bf16 ? (peak.bf16_native ? peak.bf16_isa : "emulated") : peak.int8_isa;
+  // Compute-bound work speeds up as oneDNN's matmul did on this CPU (the instruction peaks say
+  // what the units could do; the kernels reach a different share of each); without that figure,
+  // as the instruction peaks do.
+  const double fp32_peak = peak.gflops * 1e9, bandwidth = peak.gbps() * 1e9;
+  const double gemm_reduced = bf16 ? peak.gemm_bf16_gops : peak.gemm_int8_gops;
+  const double compute_gain =
+      peak.gemm_f32_gops > 0 && gemm_reduced > 0
+          ? gemm_reduced / peak.gemm_f32_gops
+          : (bf16 ? peak.bf16_gflops : peak.int8_gops) / std::max(peak.gflops, 1e-9);
+  const double reduced_peak = fp32_peak * compute_gain;
+  double saved_ms = 0;
+  for (const WorkStats& w : summary.nodes) {
+    if (w.depth != 0 || w.entry < 0) continue;
+    const ProfiledNode& pn = data.nodes.at(w.entry);
+    NodeForecast n{.node = w.label, .op_type = w.op_type, .kernel = w.kernels, .fp32_ms = w.ms,
+                   .predicted_ms = w.ms, .reduced = false, .basis = "stays fp32"};
+    const double per_call = w.calls > 0 ? 1.0 / w.calls : 0;  // WorkStats are per run
+    const double flops = w.flops * per_call, bytes = w.bytes * per_call;
+    const double overhead = std::min(w.ms, kStepOverheadMs * w.calls);
+    if (computes_reduced(w.op_type, precision) && flops > 0 && fp32_peak > 0 && bandwidth > 0) {
+      n.reduced = true;
+      if (!f.native) {
+        n.basis = "emulated: no faster than fp32";
+      } else {
+        const auto [weights, activations] = weight_and_activation_bytes(pn);
+        double reduced_bytes = bytes / 2;  // bf16
+        if (precision == ReducedPrecision::kInt8Static) reduced_bytes = bytes / 4;
+        if (precision == ReducedPrecision::kInt8Dynamic) {
+          // int8 weights; the float activation is read to find its range, read again and
+          // written as int8, then read as int8; the output stays float.
+          const double in = pn.inputs.empty() ? 0 : pn.inputs[0].bytes;
+          reduced_bytes = weights / 4 + (activations - in) + 2 * in + in / 4 + in / 4;
+        }
+        const double roof_fp32 = std::max(flops / fp32_peak, bytes / bandwidth);
+        const double roof_reduced = std::max(flops / reduced_peak, reduced_bytes / bandwidth);
+        n.predicted_ms = overhead + (w.ms - overhead) * roof_reduced / roof_fp32;
+        n.basis = flops / reduced_peak >= reduced_bytes / bandwidth ? "compute-bound" : "memory-bound";
+      }
+    } else if (precision == ReducedPrecision::kInt8Static && moves_int8(w.op_type)) {
+      n.reduced = true;
+      n.basis = "moves int8";
+      n.predicted_ms = overhead + (w.ms - overhead) / 4;
+    }
+    saved_ms += n.fp32_ms - n.predicted_ms;
+    f.nodes.push_back(std::move(n));
+  }
+  f.predicted_ms = std::max(f.fp32_ms - saved_ms, 1e-6);
+  f.note = fmt::format(
+      "from this profile ({} runs) and this CPU's measures: oneDNN's matmul {:.1f}x faster in {} "
+      "({} vs {} GOP/s), memory {} GB/s; each changed node keeps the share of its roofline it "
+      "reached in fp32",
+      summary.runs, compute_gain, bf16 ? "bf16" : "int8", format_rate(gemm_reduced),
+      format_rate(peak.gemm_f32_gops), format_rate(peak.gbps()));
+  if (!f.native)
+    f.note = bf16 ? "this CPU has no native bf16 (no AVX-512 BF16 or AMX): bf16 would be emulated, "
+                    "and no faster than fp32"
+                  : "this CPU has no int8 dot-product instructions kiln knows";
+  return f;
+}
+
+nlohmann::ordered_json forecast_json(const PrecisionForecast& f) {
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const NodeForecast& n : f.nodes)
+    nodes.push_back({{"node", n.node}, {"op_type", n.op_type}, {"kernel", n.kernel},
+                     {"fp32_ms", n.fp32_ms}, {"predicted_ms", n.predicted_ms},
+                     {"reduced", n.reduced}, {"basis", n.basis}});
+  return {{"precision", precision_name(f.precision)}, {"units", f.units}, {"native", f.native},
+          {"fp32_ms", f.fp32_ms}, {"predicted_ms", f.predicted_ms}, {"speedup", f.speedup()},
+          {"note", f.note}, {"nodes", nodes}};
+}
+
+std::string forecast_text(const PrecisionForecast& f, int top_nodes) {
+  std::string out = fmt::format("predicted {}: {} -> {} per run, {:.2f}x on {}\n  {}\n",
+                                precision_name(f.precision), format_ms(f.fp32_ms),
+                                format_ms(f.predicted_ms), f.speedup(), f.units, f.note);
+  std::vector<const NodeForecast*> saved;
+  for (const NodeForecast& n : f.nodes)
+    if (n.reduced) saved.push_back(&n);
+  std::stable_sort(saved.begin(), saved.end(), [](const NodeForecast* a, const NodeForecast* b) {
+    return a->fp32_ms - a->predicted_ms > b->fp32_ms - b->predicted_ms;
+  });
+  if (static_cast<int>(saved.size()) > top_nodes) saved.resize(top_nodes);
+  for (const NodeForecast* n : saved)
+    out += fmt::format("  {:<40} {:<8} {:>10} -> {:>10}  {}\n", n->node, n->op_type,
+                       format_ms(n->fp32_ms), format_ms(n->predicted_ms), n->basis);
+  return out;
+}
+
+}  // namespace kiln

@@ -1,0 +1,116 @@
+#include "profile/precision_forecast.h"
+
+#include <gtest/gtest.h>
+
+#include "support/error.h"
+
+namespace kiln {
+namespace {
+
+// One run of three nodes: a compute-bound MatMul (1 ms), a Relu (0.4 ms), a Softmax (0.2 ms).
+ProfileData three_nodes() {
+  ProfileData d;
+  d.engine = "fast";
+  auto node = [&](const char* name, const char* op, double flops, double bytes) {
+    ProfiledNode n;
+    n.name = name;
+    n.op_type = op;
+    n.kernel = "test";
+    n.cost = {.macs = flops / 2, .flops = flops, .bytes = bytes};
+    OperandShape in;
+    in.present = true;
+    in.bytes = bytes / 2;
+    n.inputs = {in};
+    n.outputs = {in};
+    d.nodes.push_back(n);
+  };
+  node("fc", "MatMul", 2e8, 1e5);  // 2000 FLOP/B: compute-bound anywhere
+  node("relu", "Relu", 1e5, 8e6);
+  node("softmax", "Softmax", 5e5, 8e6);
+  const int64_t ms = 1'000'000;
+  d.runs = {{0, 2 * ms}};
+  const int64_t starts[] = {0, ms, ms * 14 / 10}, ends[] = {ms, ms * 14 / 10, ms * 16 / 10};
+  for (int i = 0; i < 3; ++i) d.executions.push_back({.run = 0, .node = i, .span = {starts[i], ends[i]}});
+  return d;
+}
+
+MachinePeak peak(bool bf16) {
+  MachinePeak p{.cpu = "test", .threads = 1, .isa = "avx512", .gflops = 200, .copy_gbps = 20,
+                .triad_gbps = 20};
+  p.int8_isa = "avx512_vnni";
+  p.int8_gops = 800;
+  p.bf16_native = bf16;
+  p.bf16_isa = bf16 ? "avx512_bf16" : "";
+  p.bf16_gflops = bf16 ? 400 : 0;
+  p.gemm_f32_gops = 100;
+  p.gemm_int8_gops = 300;  // oneDNN's int8 matmul 3x its fp32 one
+  p.gemm_bf16_gops = bf16 ? 150 : 0;
+  return p;
+}
+
+const NodeForecast& find(const PrecisionForecast& f, const std::string& name) {
+  for (const NodeForecast& n : f.nodes)
+    if (n.node == name) return n;
+  ADD_FAILURE() << name;
+  return f.nodes.front();
+}
+
+TEST(PrecisionForecast, StaticInt8ScalesComputeByTheMatmulGainAndMovesQuarterBytes) {
+  const ProfileData d = three_nodes();
+  const MachinePeak p = peak(false);
+  const ProfileSummary s = summarize(d, p.roofline());
+  const PrecisionForecast f = forecast_precision(d, s, p, ReducedPrecision::kInt8Static);
+  EXPECT_TRUE(f.native);
+  EXPECT_EQ(f.units, "avx512_vnni");
+  const NodeForecast& fc = find(f, "fc");
+  EXPECT_TRUE(fc.reduced);
+  EXPECT_EQ(fc.basis, "compute-bound");
+  EXPECT_NEAR(fc.predicted_ms, 0.004 + (1.0 - 0.004) / 3, 1e-9);  // the 3x of the matmul probe
+  const NodeForecast& relu = find(f, "relu");
+  EXPECT_EQ(relu.basis, "moves int8");
+  EXPECT_NEAR(relu.predicted_ms, 0.004 + (0.4 - 0.004) / 4, 1e-9);
+  const NodeForecast& softmax = find(f, "softmax");
+  EXPECT_FALSE(softmax.reduced);
+  EXPECT_DOUBLE_EQ(softmax.predicted_ms, softmax.fp32_ms);
+  // The run's time outside the nodes (0.4 ms) stays.
+  EXPECT_NEAR(f.fp32_ms - f.predicted_ms, (1.0 - fc.predicted_ms) + (0.4 - relu.predicted_ms), 1e-9);
+  EXPECT_GT(f.speedup(), 1.0);
+}
+
+TEST(PrecisionForecast, DynamicInt8ChangesOnlyTheMatrixProducts) {
+  const ProfileData d = three_nodes();
+  const MachinePeak p = peak(false);
+  const PrecisionForecast f =
+      forecast_precision(d, summarize(d, p.roofline()), p, ReducedPrecision::kInt8Dynamic);
+  EXPECT_TRUE(find(f, "fc").reduced);
+  EXPECT_FALSE(find(f, "relu").reduced);
+  EXPECT_DOUBLE_EQ(find(f, "relu").predicted_ms, find(f, "relu").fp32_ms);
+}
+
+TEST(PrecisionForecast, Bf16WithoutNativeSupportPromisesNothing) {
+  const ProfileData d = three_nodes();
+  const MachinePeak p = peak(false);
+  const PrecisionForecast f = forecast_precision(d, summarize(d, p.roofline()), p, ReducedPrecision::kBf16);
+  EXPECT_FALSE(f.native);
+  EXPECT_EQ(f.units, "emulated");
+  EXPECT_DOUBLE_EQ(f.predicted_ms, f.fp32_ms);
+  EXPECT_NE(f.note.find("no native bf16"), std::string::npos);
+  EXPECT_NE(forecast_text(f).find("emulated"), std::string::npos);
+
+  const MachinePeak native = peak(true);
+  const PrecisionForecast g =
+      forecast_precision(d, summarize(d, native.roofline()), native, ReducedPrecision::kBf16);
+  EXPECT_TRUE(g.native);
+  EXPECT_NEAR(find(g, "fc").predicted_ms, 0.004 + (1.0 - 0.004) / 1.5, 1e-9);
+  EXPECT_EQ(forecast_json(g)["nodes"].size(), 3u);
+}
+
+TEST(PrecisionForecast, ParsesTheCliSpellings) {
+  EXPECT_EQ(parse_reduced_precision("int8"), ReducedPrecision::kInt8Static);
+  EXPECT_EQ(parse_reduced_precision("int8-dynamic"), ReducedPrecision::kInt8Dynamic);
+  EXPECT_EQ(parse_reduced_precision("bf16"), ReducedPrecision::kBf16);
+  EXPECT_THROW(parse_reduced_precision("int4"), Error);
+}
+
+}  // namespace
+}  // namespace kiln
