@@ -81,6 +81,24 @@ TEST(OptNoops, IdentityDropoutUnitsAndIdempotentOps) {
   EXPECT_EQ(o.model.graph->outputs[0]->name, "y");  // the output keeps its name
 }
 
+TEST(OptNoops, TrainingModeDropoutOfRatioZeroOnly) {
+  auto o = optimize_text(model(17, "(float[2,3] x) => (float[2,3] y)", R"(
+      zero = Constant <value = float {0}> ()
+      on = Constant <value = bool {1}> ()
+      a = Dropout(x, zero, on)
+      y = Relu(a)
+  )"), {"eliminate-noops", "dce"});
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"Relu", 1}}));
+  // One that drops half stays (no verification here: its output is random).
+  Model m = load_text(model(17, "(float[2,3] x) => (float[2,3] y)", R"(
+      half = Constant <value = float {0.5}> ()
+      on = Constant <value = bool {1}> ()
+      y = Dropout(x, half, on)
+  )"));
+  optimize(m, {"eliminate-noops"}, {});
+  EXPECT_EQ(model_stats(m).ops.at("Dropout"), 1);
+}
+
 TEST(OptNoops, OutputFedByAnInputIsKept) {
   auto o = optimize_text(model(17, "(float[2] x) => (float[2] y)", "y = Identity(x)"),
                          {"eliminate-noops"});
