@@ -57,6 +57,7 @@ const std::vector<DispatchList>& dispatch_lists() {
       // A channel shuffle (Reshape, Transpose, Reshape) is one step; other reshapes are views.
       {{"Reshape"}, kFloat, {{&kCpuChannelShuffle, kFusing}}},
       {{"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}, kAnyType, {{&kEngineView, kAll}}},
+      {{"Pad"}, kAnyType, {{&kCpuPad, kAll}}},
       // A Resize with constant scales or sizes is a planned step; any other makes its output.
       {{"Resize"}, kFloat, {{&kCpuResize, kAll}}},
       {{"Resize"}, kAnyType, {{&kCpuResizeContext, kAll}}},

@@ -21,6 +21,7 @@ extern const KernelImpl kCpuResize;          // resize_step.cc: constant scales 
 extern const KernelImpl kCpuPatchDeconv;     // patch_deconv_step.cc
 extern const KernelImpl kCpuDepthwiseConv;   // depthwise_conv_step.cc
 extern const KernelImpl kEngineView;         // view_step.cc
+extern const KernelImpl kCpuPad;             // pad_step.cc
 extern const KernelImpl kCpuLstm;            // lstm_step.cc
 // Kernels of the reference form (context_kernels.cc).
 extern const KernelImpl kCpuNms;
