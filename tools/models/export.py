@@ -247,13 +247,15 @@ def check(path, require_ops):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="output folder (created if missing)")
+    ap.add_argument("--out", help="output folder (created if missing); required unless --list")
     ap.add_argument("names", nargs="*", help=f"models to export (default all): {', '.join(MODELS)}")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
     args = ap.parse_args()
     if args.list:
         print("\n".join(MODELS))
         return 0
+    if not args.out:
+        ap.error("--out is required")
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
         ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
