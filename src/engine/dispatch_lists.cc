@@ -35,6 +35,7 @@ const std::vector<DispatchList>& dispatch_lists() {
       {{"LayerNormalization"}, kFloat, {{&kCpuLayerNorm, kAll}}},
       {{"ReduceSum", "ReduceMean", "ReduceMax"}, kFloat, {{&kCpuReduce, kAll}}},
       {{"LSTM"}, kFloat, {{&kCpuLstm, kAll}}},
+      {{"GRU"}, kFloat, {{&kCpuGru, kAll}}},
       // Elementwise ops: a chain of them is one pass.
       {{"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "HardSigmoid", "HardSwish", "Exp", "Sqrt",
         "Neg", "Abs", "Reciprocal", "Clip", "Gelu", "Add", "Sub", "Mul", "Div", "Max", "Min",

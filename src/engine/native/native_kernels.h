@@ -23,6 +23,7 @@ extern const KernelImpl kCpuDepthwiseConv;   // depthwise_conv_step.cc
 extern const KernelImpl kEngineView;         // view_step.cc
 extern const KernelImpl kCpuPad;             // pad_step.cc
 extern const KernelImpl kCpuLstm;            // lstm_step.cc
+extern const KernelImpl kCpuGru;             // gru_step.cc
 // Kernels of the reference form (context_kernels.cc).
 extern const KernelImpl kCpuNms;
 extern const KernelImpl kCpuResizeContext;   // any Resize: it makes its own output
