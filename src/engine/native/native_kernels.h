@@ -27,5 +27,7 @@ extern const KernelImpl kCpuNms;
 extern const KernelImpl kCpuResizeContext;   // any Resize: it makes its own output
 extern const KernelImpl kCpuNonZero;
 extern const KernelImpl kCpuGatherNd;
+extern const KernelImpl kCpuQuantizeLinear;  // quant_steps.cc: QuantizeLinear, DequantizeLinear
+extern const KernelImpl kCpuQuantizedAdd;    // the residual Add of the QDQ form, in int8
 
 }  // namespace kiln::engine

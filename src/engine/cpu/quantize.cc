@@ -1,0 +1,89 @@
+#include "engine/cpu/quantize.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/cpu/parallel.h"
+
+namespace kiln::cpu {
+
+namespace {
+
+constexpr int64_t kChunk = 512;     // elements a pass of quantized_add keeps in float
+constexpr int64_t kGrain = 1 << 15;  // elements per thread at least (~10 us)
+
+// round_half_even(v) for |v| < 2^22: adding 1.5 * 2^23 leaves no fraction bits, and the FPU
+// rounds to nearest even (the default mode), as std::nearbyint does.
+constexpr float kRound = 12582912.f;
+
+template <typename Q>
+void quantize_t(const float* x, int64_t n, float scale, int32_t zp, Q* q) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+  const float z = static_cast<float>(zp);
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / scale;
+    v = v != v ? 0.f : v;                   // NaN: the zero point
+    v = v < lo ? lo : (v > hi ? hi : v);  // saturate: the bounds are integers, so before rounding
+    q[i] = static_cast<Q>(static_cast<int32_t>((v + kRound) - kRound + z));
+  }
+}
+
+template <typename Q>
+void dequantize_t(const Q* q, int64_t n, float scale, int32_t zp, float* x) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int32_t>(q[i]) - zp) * scale;
+}
+
+void quantize_any(const float* x, int64_t n, const QuantScale& p, void* q) {
+  if (p.type == DataType::kInt8)
+    quantize_t(x, n, p.scale, p.zero_point, static_cast<int8_t*>(q));
+  else
+    quantize_t(x, n, p.scale, p.zero_point, static_cast<uint8_t*>(q));
+}
+
+void dequantize_any(const void* q, int64_t n, const QuantScale& p, float* x) {
+  if (p.type == DataType::kInt8)
+    dequantize_t(static_cast<const int8_t*>(q), n, p.scale, p.zero_point, x);
+  else
+    dequantize_t(static_cast<const uint8_t*>(q), n, p.scale, p.zero_point, x);
+}
+
+const void* advance(const void* p, int64_t elems) { return static_cast<const int8_t*>(p) + elems; }
+void* advance(void* p, int64_t elems) { return static_cast<int8_t*>(p) + elems; }
+
+}  // namespace
+
+void quantize(const float* x, int64_t n, const QuantScale& p, void* q) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) { quantize_any(x + b, e - b, p, advance(q, b)); }, 64);
+}
+
+void dequantize(const void* q, int64_t n, const QuantScale& p, float* x) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) { dequantize_any(advance(q, b), e - b, p, x + b); }, 64);
+}
+
+void quantized_add(const void* a, const QuantScale& pa, const void* b, const QuantScale& pb,
+                   bool relu, int64_t n, const QuantScale& py, void* y) {
+  parallel_for(n, kGrain, [&](int64_t from, int64_t to) {
+    alignas(64) float fa[kChunk], fb[kChunk];
+    for (int64_t at = from; at < to; at += kChunk) {
+      const int64_t len = std::min(kChunk, to - at);
+      dequantize_any(advance(a, at), len, pa, fa);
+      dequantize_any(advance(b, at), len, pb, fb);
+      if (relu) {
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) {
+          const float s = fa[i] + fb[i];
+          fa[i] = s < 0.f ? 0.f : s;  // Relu keeps a NaN, as max(x, 0) of the reference does
+        }
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) fa[i] += fb[i];
+      }
+      quantize_any(fa, len, py, advance(y, at));
+    }
+  }, 64);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,254 @@
+// onednn.quant_conv, cpu.quantized_add and cpu.quantize / cpu.dequantize against the reference
+// kernels of the QDQ form. The int8 conv may differ from the reference by one quantization step
+// (oneDNN accumulates in int32 and scales once; the reference convolves the dequantized floats and
+// rounds), on few elements; the native kernels compute as the reference does and must be equal.
+// Run on every ISA the machine has: ctest runs these again under DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI
+// and AVX512_CORE (tests/CMakeLists.txt).
+#include <cmath>
+
+#include "engine/engine_test_util.h"
+#include "engine/onednn/int8_support.h"
+
+namespace kiln::engine {
+namespace {
+
+using namespace testing;
+
+Tensor scalar_f(float v) {
+  Tensor t(DataType::kFloat, {});
+  t.data<float>()[0] = v;
+  return t;
+}
+
+Tensor zero_point(DataType t, int v) {
+  Tensor z(t, {});
+  if (t == DataType::kInt8)
+    z.data<int8_t>()[0] = static_cast<int8_t>(v);
+  else
+    z.data<uint8_t>()[0] = static_cast<uint8_t>(v);
+  return z;
+}
+
+Tensor random_int8(std::vector<int64_t> dims, uint32_t seed, int max = 127) {
+  Tensor t(DataType::kInt8, std::move(dims));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(-max, max);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int8_t>()[i] = static_cast<int8_t>(u(rng));
+  return t;
+}
+
+Tensor random_uint8(std::vector<int64_t> dims, uint32_t seed) {
+  Tensor t(DataType::kUInt8, std::move(dims));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(0, 255);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(u(rng));
+  return t;
+}
+
+struct QuantConvCase {
+  std::vector<int64_t> x, w;
+  std::vector<Attribute> attrs;
+  DataType act = DataType::kUInt8;  // the input's and the output's quantized type
+  int zx = 128, zy = 0;
+  bool per_channel = true, bias = true, relu = true, requantize = true;
+  int weight_max = 127;  // 63: 7-bit weights (ONNX Runtime's reduce_range), exact on every ISA
+};
+
+// x -> Q -> DQ -> Conv(DQ(w)) [-> Relu] [-> Q] : the output is the quantized result, or the
+// float one.
+MakeModel quant_conv_model(const QuantConvCase& c) {
+  return [=] {
+    ModelBuilder b;
+    Value* x = b.input("x", shape_of(c.x));
+    Value* sx = b.constant("sx", scalar_f(0.02f));
+    Value* zx = b.constant("zx", zero_point(c.act, c.zx));
+    Value* xd = b.op("DequantizeLinear", {b.op("QuantizeLinear", {x, sx, zx}), sx, zx});
+    const int64_t m = c.w[0];
+    Tensor sw = c.per_channel ? random_tensor({m}, 7, 0.002f, 0.01f) : scalar_f(0.005f);
+    Value* wd = b.op("DequantizeLinear", {b.constant("wq", random_int8(c.w, 5, c.weight_max)), b.constant("sw", sw)},
+                     {attr("axis", int64_t{0})});
+    std::vector<Value*> ins = {xd, wd};
+    if (c.bias) ins.push_back(b.constant("bias", random_tensor({m}, 3, -0.5f, 0.5f)));
+    Value* y = b.op("Conv", ins, c.attrs);
+    if (c.relu) y = b.op("Relu", {y});
+    if (c.requantize)
+      y = b.op("QuantizeLinear", {y, b.constant("sy", scalar_f(0.03f)), b.constant("zy", zero_point(c.act, c.zy))});
+    b.output(y);
+    return b.take();
+  };
+}
+
+// Runs make on both engines; quantized outputs may differ by one step on at most 2% of the
+// elements, float ones by float rounding. Returns the fast engine's summary.
+PlanSummary expect_close_to_reference(const MakeModel& make, const std::vector<Tensor>& feeds,
+                                      int max_step = 1) {
+  std::vector<RtValue> values;
+  std::vector<std::vector<int64_t>> dims;
+  for (const Tensor& t : feeds) {
+    values.push_back(RtValue::of(t));
+    dims.push_back(t.dims());
+  }
+  Session reference(make());
+  const auto expected = reference.run(values);
+  CompiledModel fast(make());
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto actual = fast.run(values);
+    EXPECT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
+      const Tensor& a = actual[i].tensor;
+      const Tensor& e = expected[i].tensor;
+      EXPECT_EQ(a.dtype(), e.dtype());
+      EXPECT_EQ(a.dims(), e.dims());
+      if (a.dtype() != e.dtype() || a.dims() != e.dims()) continue;
+      if (a.dtype() == DataType::kFloat) {
+        const Comparison cmp = compare_values(actual[i], expected[i], Tolerance{1e-4, 1e-4});
+        EXPECT_TRUE(cmp.equal) << "output " << i << ": " << cmp.reason;
+        continue;
+      }
+      int64_t off = 0, worst = 0;
+      for (int64_t k = 0; k < a.numel(); ++k) {
+        const int64_t d = std::llabs(a.get_i64(k) - e.get_i64(k));
+        off += d != 0;
+        worst = std::max(worst, d);
+      }
+      EXPECT_LE(worst, max_step) << "output " << i;
+      EXPECT_LE(off, max_step == 0 ? 0 : std::max<int64_t>(1, a.numel() / 50)) << "output " << i;
+    }
+  }
+  return fast.summary(dims);
+}
+
+// Without VNNI the 8-bit weights of these cases stay float: the int8 kernels would saturate.
+int int8_convs(int n) { return int8_dot_product() ? n : 0; }
+
+void expect_quant_conv(const QuantConvCase& c) {
+  const auto s = expect_close_to_reference(quant_conv_model(c), {random_tensor(c.x, 1, -2.f, 2.f)});
+  const int int8 = c.weight_max <= 63 && c.act == DataType::kUInt8 ? 1 : int8_convs(1);
+  EXPECT_EQ(steps_of(s, "onednn.quant_conv"), int8) << s.listing;
+  EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
+  EXPECT_EQ(steps_of(s, "onednn.conv"), 1 - int8) << s.listing;
+}
+
+using Ints = std::vector<int64_t>;
+
+TEST(QuantConv, Geometries) {
+  const std::vector<QuantConvCase> cases = {
+      {{1, 16, 14, 14}, {32, 16, 3, 3}, {attr("pads", Ints{1, 1, 1, 1})}},
+      {{1, 3, 17, 15}, {8, 3, 7, 7}, {attr("strides", Ints{2, 2}), attr("pads", Ints{3, 3, 3, 3})}},
+      {{2, 24, 9, 9}, {40, 24, 1, 1}, {}, DataType::kUInt8, 3, 7, false},
+      {{1, 16, 10, 10}, {24, 8, 3, 3}, {attr("group", int64_t{2}), attr("pads", Ints{1, 1, 1, 1})}},
+      {{1, 32, 12, 12}, {32, 1, 3, 3}, {attr("group", int64_t{32}), attr("pads", Ints{1, 1, 1, 1})}},
+      {{1, 8, 11, 13}, {12, 8, 3, 3}, {attr("strides", Ints{2, 2})}, DataType::kInt8, 0, -3},
+      {{1, 8, 11, 13}, {12, 8, 3, 3}, {attr("pads", Ints{1, 0, 1, 0})}, DataType::kInt8, 5, 2, true, false, false},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    expect_quant_conv(cases[i]);
+  }
+}
+
+TEST(QuantConv, SevenBitWeightsOnEveryIsa) {
+  QuantConvCase c{{1, 32, 14, 14}, {64, 32, 3, 3}, {attr("pads", Ints{1, 1, 1, 1})}};
+  c.weight_max = 63;
+  expect_quant_conv(c);
+  c.attrs.push_back(attr("group", int64_t{4}));
+  c.w = {64, 8, 3, 3};
+  expect_quant_conv(c);
+}
+
+TEST(QuantConv, FloatResultWithoutQuantize) {
+  QuantConvCase c{{1, 16, 9, 9}, {24, 16, 3, 3}, {attr("pads", Ints{1, 1, 1, 1})}};
+  c.requantize = false;
+  expect_quant_conv(c);
+  c.relu = false;
+  c.act = DataType::kInt8;
+  c.zx = -4;
+  expect_quant_conv(c);
+}
+
+// A value read by two int8 convs and a float op through one shared DequantizeLinear (ONNX
+// Runtime's form): each conv takes a DequantizeLinear of its own, the float reader gets one too.
+TEST(QuantConv, SharedDequantize) {
+  auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", shape_of({1, 8, 8, 8}));
+    Value* sx = b.constant("sx", scalar_f(0.02f));
+    Value* zx = b.constant("zx", zero_point(DataType::kUInt8, 100));
+    Value* xd = b.op("DequantizeLinear", {b.op("QuantizeLinear", {x, sx, zx}), sx, zx});
+    Value* sy = b.constant("sy", scalar_f(0.05f));
+    Value* zy = b.constant("zy", zero_point(DataType::kUInt8, 10));
+    for (int k = 0; k < 2; ++k) {
+      Value* wd = b.op("DequantizeLinear", {b.constant("w" + std::to_string(k), random_int8({8, 8, 1, 1}, 9 + k)),
+                                            b.constant("s" + std::to_string(k), scalar_f(0.004f))});
+      b.output(b.op("QuantizeLinear", {b.op("Conv", {xd, wd}), sy, zy}));
+    }
+    b.output(b.op("Sigmoid", {xd}));
+    return b.take();
+  };
+  const auto s = expect_close_to_reference(make, {random_tensor({1, 8, 8, 8}, 4, -2.f, 2.f)});
+  EXPECT_EQ(steps_of(s, "onednn.quant_conv"), int8_convs(2)) << s.listing;
+  EXPECT_EQ(steps_of(s, "cpu.dequantize"), 3 - int8_convs(2)) << s.listing;
+  EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
+}
+
+// ResNet's residual: DQ(a) + DQ(b) -> Relu -> Q, exact; and the boundaries Q and DQ, exact.
+TEST(QuantConv, QuantizedAddAndBoundaries) {
+  for (bool relu : {true, false}) {
+    SCOPED_TRACE(relu ? "relu" : "no relu");
+    auto make = [relu] {
+      ModelBuilder b;
+      Value* a = b.input("a", shape_of({2, 5, 7, 3}), DataType::kUInt8);
+      Value* c = b.input("c", shape_of({2, 5, 7, 3}), DataType::kInt8);
+      Value* da = b.op("DequantizeLinear", {a, b.constant("sa", scalar_f(0.013f)), b.constant("za", zero_point(DataType::kUInt8, 120))});
+      Value* dc = b.op("DequantizeLinear", {c, b.constant("sc", scalar_f(0.021f)), b.constant("zc", zero_point(DataType::kInt8, -7))});
+      Value* y = b.op("Add", {da, dc});
+      if (relu) y = b.op("Relu", {y});
+      b.output(b.op("QuantizeLinear", {y, b.constant("sy", scalar_f(0.017f)), b.constant("zy", zero_point(DataType::kUInt8, 3))}));
+      return b.take();
+    };
+    const auto s = expect_close_to_reference(make, {random_uint8({2, 5, 7, 3}, 1), random_int8({2, 5, 7, 3}, 2)}, 0);
+    EXPECT_EQ(steps_of(s, "cpu.quantized_add"), 1) << s.listing;
+    EXPECT_EQ(s.steps, 1) << s.listing;
+  }
+  auto boundaries = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", shape_of({3, 1000}));
+    Value* s = b.constant("s", scalar_f(0.0078125f));  // ties: x / s lands on .5
+    for (DataType t : {DataType::kUInt8, DataType::kInt8}) {
+      Value* q = b.op("QuantizeLinear", {x, s, b.constant(t == DataType::kInt8 ? "z8" : "zu", zero_point(t, t == DataType::kInt8 ? -5 : 130))});
+      b.output(q);
+      b.output(b.op("DequantizeLinear", {q, s, b.constant(t == DataType::kInt8 ? "z8d" : "zud", zero_point(t, t == DataType::kInt8 ? -5 : 130))}));
+    }
+    return b.take();
+  };
+  Tensor x = random_tensor({3, 1000}, 3, -1.5f, 1.5f);
+  for (int64_t i = 0; i < 200; ++i) x.data<float>()[i] = (static_cast<float>(i) - 100.5f) * 0.0078125f;
+  x.data<float>()[200] = std::nanf("");
+  const auto s = expect_close_to_reference(boundaries, {x}, 0);
+  EXPECT_EQ(steps_of(s, "cpu.quantize"), 2) << s.listing;
+  EXPECT_EQ(steps_of(s, "cpu.dequantize"), 2) << s.listing;
+}
+
+// Bad quantization parameters never reach oneDNN: a scale of 0 (or NaN), a zero point of the
+// other type: the reference kernels run the node (and say what is wrong, where they do).
+TEST(QuantConv, BadParametersFallBack) {
+  for (float scale : {0.f, std::nanf("")}) {
+    auto make = [scale] {
+      ModelBuilder b;
+      Value* x = b.input("x", shape_of({1, 4, 6, 6}));
+      Value* sx = b.constant("sx", scalar_f(0.02f));
+      Value* zx = b.constant("zx", zero_point(DataType::kUInt8, 128));
+      Value* xd = b.op("DequantizeLinear", {b.op("QuantizeLinear", {x, sx, zx}), sx, zx});
+      Value* wd = b.op("DequantizeLinear", {b.constant("w", random_int8({4, 4, 3, 3}, 3)), b.constant("sw", scalar_f(scale))});
+      b.output(b.op("Conv", {xd, wd}));
+      return b.take();
+    };
+    CompiledModel fast(make());
+    const auto s = fast.summary({{1, 4, 6, 6}});
+    EXPECT_EQ(steps_of(s, "onednn.quant_conv"), 0) << s.listing;
+    EXPECT_NO_THROW(fast.run({RtValue::of(random_tensor({1, 4, 6, 6}, 1))}));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine
