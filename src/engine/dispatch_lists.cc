@@ -29,7 +29,9 @@ const std::vector<DispatchList>& dispatch_lists() {
       {{"Conv"}, kFloat,
        {{&kOnednnQuantConv, kProducers}, {&kCpuDepthwiseConv, kProducers}, {&kOnednnConv, kFusing}}},
       {{"ConvTranspose"}, kFloat, {{&kCpuPatchDeconv, kFusing}, {&kOnednnDeconv, kFusing}}},
-      {{"MatMul", "Gemm"}, kFloat, {{&kOnednnMatmul, kFusing}}},
+      // With constant int8 weights (QDQ, dynamic QDQ, ONNX Runtime's MatMulInteger form): int8.
+      {{"MatMul", "Gemm"}, kFloat, {{&kOnednnQuantMatmul, kProducers}, {&kOnednnMatmul, kFusing}}},
+      {{"MatMulInteger"}, kAnyType, {{&kOnednnQuantMatmul, kFusing}}},
       {{"Attention"}, kFloat, {{&kOnednnAttention, kAll}}},
       {{"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}, kFloat,
        {{&kOnednnPool, kAll}}},
@@ -50,6 +52,7 @@ const std::vector<DispatchList>& dispatch_lists() {
       // Quantization's boundaries, per tensor; per axis on the reference kernel.
       {{"QuantizeLinear"}, kFloat, {{&kCpuQuantizeLinear, kAll}}},
       {{"DequantizeLinear"}, kAnyType, {{&kCpuQuantizeLinear, kAll}}},
+      {{"DynamicQuantizeLinear"}, kFloat, {{&kCpuDynamicQuantize, kAll}}},
       // Data movement. Concats are kiln's copies where their pieces' layouts allow (row-major
       // pieces of any type included), else oneDNN's; a Concat of a channel shuffle's groups is
       // the shuffle's step.

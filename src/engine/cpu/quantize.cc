@@ -1,6 +1,7 @@
 #include "engine/cpu/quantize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "engine/cpu/parallel.h"
@@ -84,6 +85,22 @@ void quantized_add(const void* a, const QuantScale& pa, const void* b, const Qua
       quantize_any(fa, len, py, advance(y, at));
     }
   }, 64);
+}
+
+void dynamic_quantize(const float* x, int64_t n, uint8_t* q, float* scale, uint8_t* zero_point) {
+  float lo = 0.f, hi = 0.f;
+#pragma omp parallel for simd reduction(min : lo) reduction(max : hi) if (n > 4 * kGrain)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    lo = v < lo ? v : lo;  // a NaN compares false: skipped
+    hi = v > hi ? v : hi;
+  }
+  const float s = (hi == lo ? 1.0f : (hi - lo)) / 255.0f;
+  const float z = std::clamp(0.0f - lo / s, 0.0f, 255.0f);
+  const auto zp = static_cast<uint8_t>(std::nearbyint(z));
+  *scale = s;
+  *zero_point = zp;
+  quantize(x, n, QuantScale{.scale = s, .zero_point = zp, .type = DataType::kUInt8}, q);
 }
 
 }  // namespace kiln::cpu

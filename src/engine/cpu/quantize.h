@@ -26,4 +26,8 @@ void dequantize(const void* q, int64_t n, const QuantScale& p, float* x);
 void quantized_add(const void* a, const QuantScale& pa, const void* b, const QuantScale& pb,
                    bool relu, int64_t n, const QuantScale& py, void* y);
 
+// DynamicQuantizeLinear: the uint8 scale and zero point of x's range (0 included; NaN skipped)
+// and q = Quantize(x), as the op defines them.
+void dynamic_quantize(const float* x, int64_t n, uint8_t* q, float* scale, uint8_t* zero_point);
+
 }  // namespace kiln::cpu

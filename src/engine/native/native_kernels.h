@@ -29,5 +29,6 @@ extern const KernelImpl kCpuNonZero;
 extern const KernelImpl kCpuGatherNd;
 extern const KernelImpl kCpuQuantizeLinear;  // quant_steps.cc: QuantizeLinear, DequantizeLinear
 extern const KernelImpl kCpuQuantizedAdd;    // the residual Add of the QDQ form, in int8
+extern const KernelImpl kCpuDynamicQuantize;  // DynamicQuantizeLinear
 
 }  // namespace kiln::engine

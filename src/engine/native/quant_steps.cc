@@ -2,7 +2,8 @@
 // DequantizeLinear per tensor ("cpu.quantize", "cpu.dequantize"), and the residual Add between
 // quantized convs of the QDQ form, DequantizeLinear(a) + DequantizeLinear(b) [-> Relu] ->
 // QuantizeLinear ("cpu.quantized_add"), which reads and writes int8 so the activations stay
-// quantized. Each works on a dense tensor in its physical order (the channels-last result of an
+// quantized; DynamicQuantizeLinear ("cpu.dynamic_quantize": the range, then the quantization, at
+// kernel speed), whose results the int8 matmuls read. Each works on a dense tensor in its physical order (the channels-last result of an
 // int8 conv included) and keeps that layout; its results equal the reference kernels'. Per-axis
 // and blocked quantization, other types and non-constant scales go to the reference kernel.
 #include "engine/cpu/quantize.h"
@@ -32,7 +33,7 @@ std::optional<dnnl::memory::desc> kept_layout(const std::optional<dnnl::memory::
 
 class QuantStep : public NativeStep {
  public:
-  enum class Kind { kQuantize, kDequantize, kAdd };
+  enum class Kind { kQuantize, kDequantize, kAdd, kDynamic };
   QuantStep(const Node& n, std::string_view name, Kind k) : NativeStep(n, name), kind_(k) {}
   cpu::QuantScale a, b, y;
   bool relu = false;
@@ -47,6 +48,9 @@ class QuantStep : public NativeStep {
       case Kind::kQuantize: return cpu::quantize(x.data<float>(), n, y, r.raw());
       case Kind::kDequantize: return cpu::dequantize(x.raw(), n, a, r.data<float>());
       case Kind::kAdd: return cpu::quantized_add(x.raw(), a, in(st, 1).raw(), b, relu, n, y, r.raw());
+      case Kind::kDynamic:
+        return cpu::dynamic_quantize(x.data<float>(), n, r.data<uint8_t>(), out(st, 1).data<float>(),
+                                     out(st, 2).data<uint8_t>());
     }
   }
 
@@ -136,8 +140,30 @@ bool build_quantized_add(Group& g, Lowering& lw) {
   return true;
 }
 
+bool match_dynamic_quantize(const Node& n, const MatchContext& ctx, Group& g) {
+  const GraphFacts& f = ctx.facts;
+  if (!n.has_input(0) || f.dtype(n.inputs[0]) != DataType::kFloat || !f.dims(n.inputs[0]) ||
+      f.constant(n.inputs[0]) || n.num_outputs() != 3)
+    return false;
+  for (const Value* v : n.outputs)
+    if (!v) return false;
+  return true;
+}
+
+bool build_dynamic_quantize(Group& g, Lowering& lw) {
+  const Node& n = *g.anchor;
+  auto step = std::make_unique<QuantStep>(n, "cpu.dynamic_quantize", QuantStep::Kind::kDynamic);
+  step->read(lw.plain(n.inputs[0]), *lw.facts().dims(n.inputs[0]));
+  for (const Value* v : n.outputs) step->write(lw.define(v));
+  lw.add(std::move(step));
+  return true;
+}
+
 }  // namespace
 
+constinit const KernelImpl kCpuDynamicQuantize{.name = "cpu.dynamic_quantize",
+                                               .match = match_dynamic_quantize,
+                                               .build = build_dynamic_quantize};
 constinit const KernelImpl kCpuQuantizeLinear{.name = "cpu.quantize_linear",
                                               .match = match_quantize_linear,
                                               .build = build_quantize_linear};
