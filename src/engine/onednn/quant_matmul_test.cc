@@ -70,7 +70,9 @@ TEST(QuantMatmul, DynamicQdq) {
   const auto s = expect_close_to_reference(make, {random_tensor({1, 16, 96}, 1, -3.f, 1.f)});
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul"), int8_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "cpu.dynamic_quantize"), 1) << s.listing;
-  if (int8_dot_product()) EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
+  if (int8_dot_product()) {
+    EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
+  }
 }
 
 // ONNX Runtime's quantize_dynamic: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul(x_scale *
@@ -93,7 +95,9 @@ TEST(QuantMatmul, MatMulIntegerForm) {
   const auto s = expect_close_to_reference(make, {random_tensor({2, 8, 64}, 1, -1.f, 3.f)});
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul"), int8_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "cpu.dynamic_quantize"), 1) << s.listing;
-  if (int8_dot_product()) EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
+  if (int8_dot_product()) {
+    EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
+  }
 }
 
 TEST(QuantMatmul, DynamicQuantizeLinearExact) {
