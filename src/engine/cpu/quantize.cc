@@ -17,8 +17,12 @@ constexpr int64_t kGrain = 1 << 15;  // elements per thread at least (~10 us)
 // rounds to nearest even (the default mode), as std::nearbyint does.
 constexpr float kRound = 12582912.f;
 
+// The loops are compiled for AVX-512, AVX2 and baseline x86-64, the widest the CPU has chosen at
+// load time (GCC's target_clones): the division must stay a division to round as the op does.
+#define KILN_WIDEST __attribute__((target_clones("avx512f", "avx2", "default")))
+
 template <typename Q>
-void quantize_t(const float* x, int64_t n, float scale, int32_t zp, Q* q) {
+[[gnu::always_inline]] inline void quantize_t(const float* x, int64_t n, float scale, int32_t zp, Q* q) {
   const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
   const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
   const float z = static_cast<float>(zp);
@@ -32,23 +36,51 @@ void quantize_t(const float* x, int64_t n, float scale, int32_t zp, Q* q) {
 }
 
 template <typename Q>
-void dequantize_t(const Q* q, int64_t n, float scale, int32_t zp, float* x) {
+[[gnu::always_inline]] inline void dequantize_t(const Q* q, int64_t n, float scale, int32_t zp, float* x) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int32_t>(q[i]) - zp) * scale;
 }
 
+KILN_WIDEST void quantize_s8(const float* x, int64_t n, float s, int32_t z, int8_t* q) { quantize_t(x, n, s, z, q); }
+KILN_WIDEST void quantize_u8(const float* x, int64_t n, float s, int32_t z, uint8_t* q) { quantize_t(x, n, s, z, q); }
+KILN_WIDEST void dequantize_s8(const int8_t* q, int64_t n, float s, int32_t z, float* x) { dequantize_t(q, n, s, z, x); }
+KILN_WIDEST void dequantize_u8(const uint8_t* q, int64_t n, float s, int32_t z, float* x) { dequantize_t(q, n, s, z, x); }
+
+// min(0, x...) and max(0, x...), NaN skipped (a comparison with it is false), in 16 lanes.
+KILN_WIDEST void range_of(const float* x, int64_t n, float* lo_out, float* hi_out) {
+  float lo[16] = {}, hi[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) {
+      const float v = x[i + j];
+      lo[j] = v < lo[j] ? v : lo[j];
+      hi[j] = v > hi[j] ? v : hi[j];
+    }
+  for (; i < n; ++i) {
+    lo[0] = x[i] < lo[0] ? x[i] : lo[0];
+    hi[0] = x[i] > hi[0] ? x[i] : hi[0];
+  }
+  float l = 0.f, h = 0.f;
+  for (int j = 0; j < 16; ++j) {
+    l = std::min(l, lo[j]);
+    h = std::max(h, hi[j]);
+  }
+  *lo_out = l;
+  *hi_out = h;
+}
+
 void quantize_any(const float* x, int64_t n, const QuantScale& p, void* q) {
   if (p.type == DataType::kInt8)
-    quantize_t(x, n, p.scale, p.zero_point, static_cast<int8_t*>(q));
+    quantize_s8(x, n, p.scale, p.zero_point, static_cast<int8_t*>(q));
   else
-    quantize_t(x, n, p.scale, p.zero_point, static_cast<uint8_t*>(q));
+    quantize_u8(x, n, p.scale, p.zero_point, static_cast<uint8_t*>(q));
 }
 
 void dequantize_any(const void* q, int64_t n, const QuantScale& p, float* x) {
   if (p.type == DataType::kInt8)
-    dequantize_t(static_cast<const int8_t*>(q), n, p.scale, p.zero_point, x);
+    dequantize_s8(static_cast<const int8_t*>(q), n, p.scale, p.zero_point, x);
   else
-    dequantize_t(static_cast<const uint8_t*>(q), n, p.scale, p.zero_point, x);
+    dequantize_u8(static_cast<const uint8_t*>(q), n, p.scale, p.zero_point, x);
 }
 
 const void* advance(const void* p, int64_t elems) { return static_cast<const int8_t*>(p) + elems; }
@@ -89,12 +121,7 @@ void quantized_add(const void* a, const QuantScale& pa, const void* b, const Qua
 
 void dynamic_quantize(const float* x, int64_t n, uint8_t* q, float* scale, uint8_t* zero_point) {
   float lo = 0.f, hi = 0.f;
-#pragma omp parallel for simd reduction(min : lo) reduction(max : hi) if (n > 4 * kGrain)
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    lo = v < lo ? v : lo;  // a NaN compares false: skipped
-    hi = v > hi ? v : hi;
-  }
+  range_of(x, n, &lo, &hi);
   const float s = (hi == lo ? 1.0f : (hi - lo)) / 255.0f;
   const float z = std::clamp(0.0f - lo / s, 0.0f, 255.0f);
   const auto zp = static_cast<uint8_t>(std::nearbyint(z));

@@ -183,56 +183,71 @@ bool match_quant_matmul(const Node& n, const MatchContext& ctx, Group& g) {
   return true;
 }
 
-// The step: sets the run-time scales, zero point and bias before each execution.
+// The step of the dynamic forms. oneDNN 2.6 runs int8 matmuls with run-time output scales or
+// zero points on its gemm kernels only (VNNI, a third of its brgemm's speed with AMX), so neither
+// is run-time here: the output scales are the weights' (constant), the run-time scale (x's, or
+// MatMulInteger's x_scale * w_scale) multiplies in as a binary post-op, and the zero point goes
+// into the bias, which is recomputed each run in the accumulator's units:
+// bias[n] / scale[n] - zero_point * sum_k w[k][n].
 class QuantMatmulStep : public DnnlStep {
  public:
-  QuantMatmulStep(dnnl::primitive p, const Node* node, int64_t n_cols, std::vector<float> w_scale,
-                  std::vector<float> bias)
+  // w_scale: the constant part of the scale (1 or N values; empty: 1); colsum: per column.
+  QuantMatmulStep(dnnl::primitive p, const Node* node, std::vector<float> w_scale,
+                  std::vector<float> bias, std::vector<int32_t> colsum, int64_t scale_cols)
       : DnnlStep(std::move(p), node, "onednn.quant_matmul"),
         w_scale_(std::move(w_scale)),
         bias_real_(std::move(bias)),
-        zero_point_(dnnl::memory::desc({1}, dt::s32, tag::x), dnnl_engine()),
-        bias_(dnnl::memory::desc({1, n_cols}, dt::f32, tag::ab), dnnl_engine()),
-        n_(n_cols) {}
-  // Run-time parameters: the slot of the scale (1 or N values, times w_scale_), of the zero point.
-  void runtime(int scale_slot, int zp_slot, bool per_column) {
+        colsum_(std::move(colsum)),
+        scale_(dnnl::memory::desc({1, scale_cols}, dt::f32, tag::ab), dnnl_engine()),
+        bias_(dnnl::memory::desc({1, static_cast<int64_t>(colsum_.size())}, dt::f32, tag::ab), dnnl_engine()),
+        scale_cols_(scale_cols) {
+    bind_constant(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, scale_);
+    bind_constant(DNNL_ARG_BIAS, bias_);
+  }
+  void read_parameters(int scale_slot, int zp_slot) {
     scale_slot_ = scale_slot;
     zp_slot_ = zp_slot;
-    per_column_ = per_column;
-    scales_ = dnnl::memory(dnnl::memory::desc({per_column ? n_ : 1}, dt::f32, tag::x), dnnl_engine());
-    bind_constant(DNNL_ARG_ATTR_OUTPUT_SCALES, scales_);
-    if (zp_slot >= 0) bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point_);
-    if (!bias_real_.empty()) bind_constant(DNNL_ARG_BIAS, bias_);
-    if (scale_slot >= 0) also_reads.push_back(scale_slot);
+    also_reads.push_back(scale_slot);
     if (zp_slot >= 0) also_reads.push_back(zp_slot);
   }
   void run(RunState& st) override {
     const Tensor& s = st.slots[scale_slot_].tensor;
-    const int64_t cols = per_column_ ? n_ : 1;
-    KILN_CHECK(s.dtype() == DataType::kFloat && (s.numel() == 1 || s.numel() == cols), ErrorKind::kRuntime,
-               "{}: a scale of {} values for {} columns", kernel, s.numel(), n_);
-    float* sc = static_cast<float*>(scales_.get_data_handle());
-    for (int64_t c = 0; c < cols; ++c)
-      sc[c] = s.data<float>()[s.numel() == 1 ? 0 : c] * (w_scale_.empty() ? 1.f : w_scale_[w_scale_.size() == 1 ? 0 : c]);
-    if (!bias_real_.empty()) {
-      float* b = static_cast<float*>(bias_.get_data_handle());
-      for (int64_t c = 0; c < n_; ++c) b[c] = bias_real_[c] / sc[per_column_ ? c : 0];
-    }
+    KILN_CHECK(s.dtype() == DataType::kFloat && (s.numel() == 1 || s.numel() == scale_cols_),
+               ErrorKind::kRuntime, "{}: a scale of {} values for {}", kernel, s.numel(), scale_cols_);
+    float* sc = static_cast<float*>(scale_.get_data_handle());
+    for (int64_t c = 0; c < scale_cols_; ++c) sc[c] = s.data<float>()[s.numel() == 1 ? 0 : c];
+    int32_t zp = 0;
     if (zp_slot_ >= 0) {
       const Tensor& z = st.slots[zp_slot_].tensor;
       KILN_CHECK(z.numel() == 1, ErrorKind::kRuntime, "{}: a zero point of {} values", kernel, z.numel());
-      *static_cast<int32_t*>(zero_point_.get_data_handle()) = static_cast<int32_t>(z.get_i64(0));
+      zp = static_cast<int32_t>(z.get_i64(0));
+    }
+    float* b = static_cast<float*>(bias_.get_data_handle());
+    const int64_t n = static_cast<int64_t>(colsum_.size());
+    for (int64_t c = 0; c < n; ++c) {
+      const float unit = sc[scale_cols_ == 1 ? 0 : c] * (w_scale_.empty() ? 1.f : w_scale_[w_scale_.size() == 1 ? 0 : c]);
+      b[c] = (bias_real_.empty() ? 0.f : bias_real_[c] / unit) - static_cast<float>(zp) * static_cast<float>(colsum_[c]);
     }
     DnnlStep::run(st);
   }
 
  private:
   std::vector<float> w_scale_, bias_real_;
-  bool per_column_ = false;
-  dnnl::memory scales_, zero_point_, bias_;
-  int64_t n_;
+  std::vector<int32_t> colsum_;
+  dnnl::memory scale_, bias_;
+  int64_t scale_cols_;
   int scale_slot_ = -1, zp_slot_ = -1;
 };
+
+// Per column of w (stored [K, N], or [N, K] when transposed): the sum of its values.
+std::vector<int32_t> column_sums(const Tensor& w, bool transposed) {
+  const int64_t rows = w.dim(0), cols = w.dim(1);
+  const int8_t* p = w.data<int8_t>();
+  std::vector<int32_t> sums(static_cast<size_t>(transposed ? rows : cols), 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) sums[transposed ? r : c] += p[r * cols + c];
+  return sums;
+}
 
 dnnl::memory s32_scalar(int32_t v) {
   dnnl::memory m(dnnl::memory::desc({1}, dt::s32, tag::x), dnnl_engine());
@@ -269,29 +284,42 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   const bool runtime_scale = !q->a_params;
   const bool per_column = q->out_scale ? f.dims(q->out_scale)->size() == 1 && f.dims(q->out_scale)->at(0) == q->n
                                        : q->w_scale.size() > 1;
-  FusedPostOps post = make_post_ops(chain, padded_to(2), f);
+  FusedPostOps post = make_post_ops(chain, padded_to(2), f);  // eltwise only
   dnnl::primitive_attr attr;
-  attr.set_post_ops(post.ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const int mask = per_column ? 1 << 1 : 0;
-  std::vector<float> scales;
+  std::vector<float> scales;  // constant output scales
+  const int64_t scale_cols = q->out_scale ? (per_column ? q->n : 1) : 1;
   if (runtime_scale) {
-    attr.set_output_scales(mask, {DNNL_RUNTIME_F32_VAL});
+    dnnl::post_ops ops;  // the run-time scale first, then the chain
+    ops.append_binary(dnnl::algorithm::binary_mul, plain_md({1, scale_cols}, dt::f32));
+    for (int i = 0; i < post.ops.len(); ++i) {
+      float sc, alpha, beta;
+      dnnl::algorithm alg;
+      post.ops.get_params_eltwise(i, sc, alg, alpha, beta);
+      ops.append_eltwise(sc, alg, alpha, beta);
+    }
+    attr.set_post_ops(ops);
+    if (!q->out_scale) {  // dynamic QDQ: the weights' scales are constant
+      const bool w_cols = q->w_scale.size() > 1;
+      attr.set_output_scales(w_cols ? 1 << 1 : 0, q->w_scale);
+    }
   } else {
+    attr.set_post_ops(post.ops);
     const float sa = q->a_params->scale[0];
     for (int64_t c = 0; c < (per_column ? q->n : 1); ++c)
       scales.push_back(sa * q->w_scale[q->w_scale.size() == 1 ? 0 : c] / (requant ? out_q->scale[0] : 1.f));
     attr.set_output_scales(mask, scales);
   }
   const int32_t za = q->a_params ? q->a_params->zero_point[0] : 0, zy = requant ? out_q->zero_point[0] : 0;
-  const bool runtime_zp = q->a_zero_point != nullptr;
-  if (za != 0 || runtime_zp) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (za != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   if (zy != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
   const auto a_md = plain_md({q->m, q->k}, *dnnl_dtype(q->a_type));
   const auto w_md = dnnl::memory::desc({q->k, q->n}, dt::s8, tag::any);
   const dt dst_dt = requant ? *dnnl_dtype(out_q->type) : dt::f32;
   const auto d_md = plain_md({q->m, q->n}, dst_dt);
-  const auto bias_md = bias.empty() ? dnnl::memory::desc() : dnnl::memory::desc({1, q->n}, dt::f32, tag::ab);
+  const auto bias_md = bias.empty() && !runtime_scale ? dnnl::memory::desc()
+                                                      : dnnl::memory::desc({1, q->n}, dt::f32, tag::ab);
   const int threads = threads_for_work(2.0 * q->m * q->k * q->n / 4);
   ThreadScope scope(threads);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_md, bias_md, d_md), attr, dnnl_engine());
@@ -299,10 +327,11 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   // Constant scales: the bias in accumulator units now; run-time ones: each run.
   std::unique_ptr<DnnlStep> step;
   if (runtime_scale) {
-    auto s = std::make_unique<QuantMatmulStep>(dnnl::matmul(pd), &node, q->n,
-                                               q->out_scale ? std::vector<float>{} : q->w_scale, bias);
+    auto s = std::make_unique<QuantMatmulStep>(
+        dnnl::matmul(pd), &node, q->out_scale ? std::vector<float>{} : q->w_scale, bias,
+        column_sums(*q->w, q->w_transposed), scale_cols);
     const Value* sv = q->out_scale ? q->out_scale : q->a_scale;
-    s->runtime(lw.plain(sv), q->a_zero_point ? lw.plain(q->a_zero_point) : -1, per_column);
+    s->read_parameters(lw.plain(sv), q->a_zero_point ? lw.plain(q->a_zero_point) : -1);
     step = std::move(s);
   } else {
     step = std::make_unique<DnnlStep>(dnnl::matmul(pd), &node, "onednn.quant_matmul");
