@@ -11,7 +11,7 @@ namespace kiln::cpu {
 namespace {
 
 constexpr int64_t kChunk = 512;     // elements a pass of quantized_add keeps in float
-constexpr int64_t kGrain = 1 << 15;  // elements per thread at least (~10 us)
+constexpr int64_t kGrain = 1 << 17;  // elements per thread at least (~15 us of work)
 
 // round_half_even(v) for |v| < 2^22: adding 1.5 * 2^23 leaves no fraction bits, and the FPU
 // rounds to nearest even (the default mode), as std::nearbyint does.

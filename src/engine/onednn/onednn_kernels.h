@@ -8,6 +8,7 @@ namespace kiln::engine {
 
 extern const KernelImpl kOnednnConv;       // conv.cc
 extern const KernelImpl kOnednnQuantConv;  // quant_conv.cc: Conv of the QDQ form, in int8
+extern const KernelImpl kOnednnQLinearConv;
 extern const KernelImpl kOnednnDeconv;     // deconv.cc
 extern const KernelImpl kOnednnMatmul;     // matmul.cc: MatMul and Gemm
 extern const KernelImpl kOnednnQuantMatmul;  // quant_matmul.cc: int8 MatMul, Gemm, MatMulInteger

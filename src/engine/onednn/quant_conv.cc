@@ -5,7 +5,8 @@
 // output scales s_x * s_w[c] / s_y, the source and destination zero points and the Relu are
 // oneDNN's, so the activation stays int8 between quantized ops. Without the QuantizeLinear the
 // result is float (scales s_x * s_w[c]) and the chain after it (activations, residual sum,
-// binary ops) is fused as for the float conv.
+// binary ops) is fused as for the float conv. QLinearConv (every parameter constant, weights'
+// zero points 0) is the same primitive ("onednn.qlinear_conv").
 //
 // Where the CPU has no int8 dot product (VNNI, AMX), only u8 sources with 7-bit weights are
 // exact in oneDNN (onednn/int8_support.h); other convs stay float.
@@ -14,6 +15,8 @@
 // given in the accumulator's units: b[c] / (s_x * s_w[c]). Results differ from the QDQ form's
 // reference (float convolution of the dequantized values, then rounding) by at most one step of
 // the output's quantization where the float sum lands next to a rounding boundary.
+
+#include <cmath>
 
 #include "engine/lowering.h"
 #include "engine/onednn/conv_geometry.h"
@@ -87,61 +90,61 @@ dnnl::memory s32_scalar(int32_t v) {
   return m;
 }
 
-bool build_quant_conv(Group& g, Lowering& lw) {
-  const Node& n = *g.anchor;
-  const GraphFacts& f = lw.facts();
-  const auto form = quant_conv_form(n, f);
-  const auto geo = conv_geometry(n, f);
-  if (!form || !geo) return false;
-  const int rank = static_cast<int>(geo->src.size());
-  const int64_t channels = geo->channels_out;
-  const bool requant = ends_in_quantize(g);
-  std::optional<QuantParams> out_q;
-  if (requant) out_q = quant_params(*g.epilogue.back().nodes[0], f);
-  if (requant && !out_q) return false;
-  Group chain = g;  // the links before the requantization
-  if (requant) chain.epilogue.pop_back();
-  const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
-  if (n.has_input(2) && !own_bias) return false;
-  ConvFusion fu = conv_fusion(chain, chain.epilogue.size(), rank, own_bias != nullptr, channels, f);
+// One int8 conv as the primitive computes it, from whichever form it was read.
+struct Int8Conv {
+  ConvGeometry geo;
+  const Value* x = nullptr;
+  QuantParams xp;                  // per tensor
+  const Tensor* w = nullptr;       // int8, ONNX's [M, C/G, k...]
+  std::vector<float> w_scale;      // 1 or M
+  std::optional<QuantParams> out;  // the requantized result; float when absent
+  std::vector<float> real_bias;    // per output channel (empty: none), in the result's units
+};
 
+// Builds the step of c, with fu's post-ops (the chain after the result, before a requantization)
+// and its bias descriptor; the output is g's.
+bool emit_int8_conv(const Int8Conv& c, ConvFusion fu, Group& g, Lowering& lw) {
+  const ConvGeometry& geo = c.geo;
+  const Node& n = *g.anchor;
+  const int rank = static_cast<int>(geo.src.size());
+  const int64_t channels = geo.channels_out;
+  const bool requant = c.out.has_value();
+  const auto& sw = c.w_scale;
+  if (sw.size() != 1 && static_cast<int64_t>(sw.size()) != channels) return false;
   // Per output channel: the accumulator's unit s_x * s_w[c], and what the output scales make of it.
-  const float sx = form->x.params.scale[0];
-  const auto& sw = form->w.params.scale;
-  if (!form->w.params.per_tensor() && static_cast<int64_t>(sw.size()) != channels) return false;
   std::vector<float> unit(static_cast<size_t>(channels)), scales(unit.size());
-  for (int64_t c = 0; c < channels; ++c) {
-    unit[c] = sx * sw[sw.size() == 1 ? 0 : c];
-    scales[c] = requant ? unit[c] / out_q->scale[0] : unit[c];
+  for (int64_t k = 0; k < channels; ++k) {
+    unit[k] = c.xp.scale[0] * sw[sw.size() == 1 ? 0 : k];
+    scales[k] = requant ? unit[k] / c.out->scale[0] : unit[k];
   }
   fu.attr.set_output_scales(sw.size() == 1 ? 0 : 1 << 1,
                             sw.size() == 1 ? std::vector<float>{scales[0]} : scales);
-  const int32_t zx = form->x.params.zero_point[0], zy = requant ? out_q->zero_point[0] : 0;
+  const int32_t zx = c.xp.zero_point[0], zy = requant ? c.out->zero_point[0] : 0;
   if (zx != 0) fu.attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   if (zy != 0) fu.attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+  if (!c.real_bias.empty())
+    fu.bias_md = dnnl::memory::desc({channels}, dt::f32, tag::x);
 
-  const dt src_dt = *dnnl_dtype(form->x.params.type);
-  const dt dst_dt = requant ? *dnnl_dtype(out_q->type) : dt::f32;
+  const dt src_dt = *dnnl_dtype(c.xp.type);
+  const dt dst_dt = requant ? *dnnl_dtype(c.out->type) : dt::f32;
   double flops = 2.0;
-  for (int64_t d : geo->dst) flops *= static_cast<double>(d);
-  for (size_t i = geo->weights.size() - (rank - 1); i < geo->weights.size(); ++i)
-    flops *= static_cast<double>(geo->weights[i]);
+  for (int64_t d : geo.dst) flops *= static_cast<double>(d);
+  for (size_t i = geo.weights.size() - (rank - 1); i < geo.weights.size(); ++i)
+    flops *= static_cast<double>(geo.weights[i]);
   const int threads = threads_for_work(flops / 4);  // int8: ~4x the multiply-adds per instruction
   ThreadScope scope(threads);
   auto make_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
     dnnl::convolution_forward::desc d(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-        dnnl::memory::desc(geo->weights, dt::s8, tag::any), fu.bias_md, dst, geo->strides,
-        geo->dilations, geo->pad_l, geo->pad_r);
+        dnnl::memory::desc(geo.weights, dt::s8, tag::any), fu.bias_md, dst, geo.strides,
+        geo.dilations, geo.pad_l, geo.pad_r);
     return dnnl::convolution_forward::primitive_desc(d, fu.attr, dnnl_engine());
   };
-  const auto made_in = lw.layout(form->x.q);
-  const auto any_src = dnnl::memory::desc(geo->src, src_dt, tag::any);
-  const auto any_dst = dnnl::memory::desc(geo->dst, dst_dt, tag::any);
+  const auto made_in = lw.layout(c.x);
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory::desc>> tries;
-  if (made_in && rank == 4) tries.emplace_back(*made_in, dnnl::memory::desc(geo->dst, dst_dt, tag::nhwc));
-  if (rank == 4) tries.emplace_back(dnnl::memory::desc(geo->src, src_dt, tag::nhwc),
-                                    dnnl::memory::desc(geo->dst, dst_dt, tag::nhwc));
+  if (made_in && rank == 4) tries.emplace_back(*made_in, dnnl::memory::desc(geo.dst, dst_dt, tag::nhwc));
+  if (rank == 4) tries.emplace_back(dnnl::memory::desc(geo.src, src_dt, tag::nhwc),
+                                    dnnl::memory::desc(geo.dst, dst_dt, tag::nhwc));
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
   for (const auto& [src, dst] : tries) {
     try {
@@ -154,21 +157,22 @@ bool build_quant_conv(Group& g, Lowering& lw) {
     } catch (const dnnl::error&) {
     }
   }
-  if (!pd) pd = make_pd(any_src, any_dst);
+  if (!pd)
+    pd = make_pd(dnnl::memory::desc(geo.src, src_dt, tag::any), dnnl::memory::desc(geo.dst, dst_dt, tag::any));
 
   auto step = std::make_unique<DnnlStep>(dnnl::convolution_forward(*pd), &n, "onednn.quant_conv");
   step->threads = threads;
-  step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*form->w.q, plain_md(geo->weights, dt::s8),
+  step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*c.w, plain_md(geo.weights, dt::s8),
                                                          pd->weights_desc()));
-  if (auto bias = combined_bias(own_bias, fu.unit_bias ? bias_constant(chain.epilogue[0], f) : nullptr,
-                                channels)) {
-    for (int64_t c = 0; c < channels; ++c) bias->data<float>()[c] /= unit[c];
+  if (!c.real_bias.empty()) {
+    Tensor bias(DataType::kFloat, {channels});
+    for (int64_t k = 0; k < channels; ++k) bias.data<float>()[k] = c.real_bias[k] / unit[k];
     const auto bias_md = pd->bias_desc();
-    step->bind_constant(DNNL_ARG_BIAS, lw.weights().get(*bias, bias_md, bias_md));
+    step->bind_constant(DNNL_ARG_BIAS, lw.weights().get(bias, bias_md, bias_md));
   }
   if (zx != 0) step->bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, s32_scalar(zx));
   if (zy != 0) step->bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, s32_scalar(zy));
-  step->bind_input(DNNL_ARG_SRC, lw.in_layout(form->x.q, pd->src_desc()), pd->src_desc(), geo->src);
+  step->bind_input(DNNL_ARG_SRC, lw.in_layout(c.x, pd->src_desc()), pd->src_desc(), geo.src);
   const dnnl::memory::desc dst_md = pd->dst_desc();
   const int share = bind_post_ops(fu.post, dst_md, lw, *step);
   const int out = lw.define(g.output(), dst_md);
@@ -178,9 +182,86 @@ bool build_quant_conv(Group& g, Lowering& lw) {
   return true;
 }
 
+bool build_quant_conv(Group& g, Lowering& lw) {
+  const Node& n = *g.anchor;
+  const GraphFacts& f = lw.facts();
+  const auto form = quant_conv_form(n, f);
+  const auto geo = conv_geometry(n, f);
+  if (!form || !geo) return false;
+  Int8Conv c{.geo = *geo, .x = form->x.q, .xp = form->x.params, .w = form->w.q,
+             .w_scale = form->w.params.scale};
+  const bool requant = ends_in_quantize(g);
+  if (requant && !(c.out = quant_params(*g.epilogue.back().nodes[0], f))) return false;
+  Group chain = g;  // the links before the requantization
+  if (requant) chain.epilogue.pop_back();
+  const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
+  if (n.has_input(2) && !own_bias) return false;
+  ConvFusion fu = conv_fusion(chain, chain.epilogue.size(), static_cast<int>(geo->src.size()),
+                              own_bias != nullptr, geo->channels_out, f);
+  if (auto b = combined_bias(own_bias, fu.unit_bias ? bias_constant(chain.epilogue[0], f) : nullptr,
+                             geo->channels_out))
+    c.real_bias.assign(b->data<float>(), b->data<float>() + b->numel());
+  return emit_int8_conv(c, std::move(fu), g, lw);
+}
+
+// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp[, B]): the same primitive, every
+// parameter constant, w int8 with zero points 0, B int32 in the accumulator's units.
+std::optional<Int8Conv> qlinear_conv(const Node& n, const GraphFacts& f) {
+  if (n.num_inputs() < 8) return std::nullopt;
+  for (int i = 1; i < n.num_inputs(); ++i)
+    if (!n.has_input(i) && i != 8) return std::nullopt;
+  const Value* x = n.inputs[0];
+  const DataType xt = f.dtype(x), yt = f.dtype(n.inputs[7]);
+  const Tensor *xs = f.constant(n.inputs[1]), *xz = f.constant(n.inputs[2]), *w = f.constant(n.inputs[3]),
+               *ws = f.constant(n.inputs[4]), *wz = f.constant(n.inputs[5]), *ys = f.constant(n.inputs[6]),
+               *yz = f.constant(n.inputs[7]);
+  if (!xs || !xz || !w || !ws || !wz || !ys || !yz || f.constant(x)) return std::nullopt;
+  if ((xt != DataType::kUInt8 && xt != DataType::kInt8) || xz->dtype() != xt || w->dtype() != DataType::kInt8 ||
+      wz->dtype() != DataType::kInt8 || (yt != DataType::kUInt8 && yt != DataType::kInt8) ||
+      xs->dtype() != DataType::kFloat || ws->dtype() != DataType::kFloat || ys->dtype() != DataType::kFloat ||
+      xs->numel() != 1 || xz->numel() != 1 || ys->numel() != 1 || yz->numel() != 1 || !int8_exact(xt, *w))
+    return std::nullopt;
+  auto geo = conv_geometry_of(n, f.dims(x), *w);
+  if (!geo) return std::nullopt;
+  const int64_t m = geo->channels_out;
+  if (ws->numel() != 1 && ws->numel() != m) return std::nullopt;
+  for (int64_t i = 0; i < wz->numel(); ++i)
+    if (wz->data<int8_t>()[i] != 0) return std::nullopt;
+  auto finite_positive = [](float v) { return std::isfinite(v) && v > 0; };
+  Int8Conv c{.geo = *geo, .x = x, .w = w};
+  c.xp = QuantParams{.type = xt, .scale = {xs->data<float>()[0]}, .zero_point = {static_cast<int32_t>(xz->get_i64(0))}};
+  c.out = QuantParams{.type = yt, .scale = {ys->data<float>()[0]}, .zero_point = {static_cast<int32_t>(yz->get_i64(0))}};
+  c.w_scale.assign(ws->data<float>(), ws->data<float>() + ws->numel());
+  if (!finite_positive(c.xp.scale[0]) || !finite_positive(c.out->scale[0])) return std::nullopt;
+  for (float v : c.w_scale)
+    if (!finite_positive(v)) return std::nullopt;
+  if (n.has_input(8)) {  // B in accumulator units: the real bias is B * unit
+    const Tensor* b = f.constant(n.inputs[8]);
+    if (!b || b->dtype() != DataType::kInt32 || b->numel() != m) return std::nullopt;
+    for (int64_t k = 0; k < m; ++k)
+      c.real_bias.push_back(static_cast<float>(b->data<int32_t>()[k]) * c.xp.scale[0] *
+                            c.w_scale[c.w_scale.size() == 1 ? 0 : k]);
+  }
+  return c;
+}
+
+bool match_qlinear_conv(const Node& n, const MatchContext& ctx, Group& g) {
+  return qlinear_conv(n, ctx.facts).has_value();
+}
+
+bool build_qlinear_conv(Group& g, Lowering& lw) {
+  const auto c = qlinear_conv(*g.anchor, lw.facts());
+  if (!c) return false;
+  ConvFusion fu;
+  fu.attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return emit_int8_conv(*c, std::move(fu), g, lw);
+}
+
 }  // namespace
 
 constinit const KernelImpl kOnednnQuantConv{.name = "onednn.quant_conv", .match = match_quant_conv,
                                             .build = build_quant_conv};
+constinit const KernelImpl kOnednnQLinearConv{.name = "onednn.qlinear_conv", .match = match_qlinear_conv,
+                                              .build = build_qlinear_conv};
 
 }  // namespace kiln::engine

@@ -158,6 +158,30 @@ TEST(QuantConv, QuantizedAddAndBoundaries) {
   EXPECT_EQ(steps_of(s, "cpu.dequantize"), 2) << s.listing;
 }
 
+// QLinearConv (the QOperator form) on the same primitive: per-channel weight scales, int32 bias.
+TEST(QuantConv, QLinearConv) {
+  for (DataType t : {DataType::kUInt8, DataType::kInt8}) {
+    auto make = [t] {
+      ModelBuilder b;
+      Value* x = b.input("x", shape_of({1, 16, 10, 10}), t);
+      Tensor bias(DataType::kInt32, {24});
+      for (int k = 0; k < 24; ++k) bias.data<int32_t>()[k] = (k * 7919) % 4001 - 2000;
+      Tensor wz(DataType::kInt8, {24});
+      for (int k = 0; k < 24; ++k) wz.data<int8_t>()[k] = 0;
+      b.output(b.op("QLinearConv",
+                    {x, b.constant("xs", scalar_f(0.02f)), b.constant("xz", zero_point(t, t == DataType::kUInt8 ? 130 : -3)),
+                     b.constant("w", random_int8({24, 16, 3, 3}, 4)), b.constant("ws", random_tensor({24}, 5, 0.002f, 0.01f)),
+                     b.constant("wz", wz), b.constant("ys", scalar_f(0.05f)), b.constant("yz", zero_point(t, 4)),
+                     b.constant("b", bias)},
+                    {attr("pads", Ints{1, 1, 1, 1}), attr("strides", Ints{2, 1})}));
+      return b.take();
+    };
+    const auto s = expect_close_to_reference(make, {t == DataType::kUInt8 ? random_uint8({1, 16, 10, 10}, 1)
+                                                                           : random_int8({1, 16, 10, 10}, 1)});
+    EXPECT_EQ(steps_of(s, "onednn.quant_conv"), int8_convs(1)) << s.listing;
+  }
+}
+
 // Bad quantization parameters never reach oneDNN: a scale of 0 (or NaN), a zero point of the
 // other type: the reference kernels run the node (and say what is wrong, where they do).
 TEST(QuantConv, BadParametersFallBack) {
