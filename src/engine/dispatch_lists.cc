@@ -33,6 +33,7 @@ const std::vector<DispatchList>& dispatch_lists() {
       // With constant int8 weights (QDQ, dynamic QDQ, ONNX Runtime's MatMulInteger form): int8.
       {{"MatMul", "Gemm"}, kFloat, {{&kOnednnQuantMatmul, kProducers}, {&kOnednnMatmul, kFusing}}},
       {{"MatMulInteger"}, kAnyType, {{&kOnednnQuantMatmul, kFusing}}},
+      {{"QLinearMatMul"}, kAnyType, {{&kOnednnQuantMatmul, kAll}}},
       {{"Attention"}, kFloat, {{&kOnednnAttention, kAll}}},
       {{"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}, kFloat,
        {{&kOnednnPool, kAll}}},

@@ -7,12 +7,15 @@
 //    computed each run, so the output scales (s_x * s_w[n]) and the zero point are given to oneDNN
 //    at run time (DNNL_RUNTIME_F32_VAL / DNNL_RUNTIME_S32_VAL);
 //  - ONNX Runtime's quantize_dynamic: MatMulInteger(x_q, B, x_zp) -> Cast(float) -> Mul(scale)
-//    [-> Add bias], the scale (s_x * s_w, a value computed each run) read as the output scales.
+//    [-> Add bias], the scale (s_x * s_w, a value computed each run) read as the output scales;
+//  - QLinearMatMul with a constant int8 B (zero points 0): the static form in one node.
 // A's leading dims fold into M. The bias is added to the int32 accumulator before the output
 // scales in oneDNN 2.6, so it is given in the accumulator's units: b[n] / scale[n], recomputed
 // each run where the scale is a run-time value. The chain after the result: the bias, then
 // activations (only Relu before a QuantizeLinear). The DynamicQuantizeLinear itself is
 // cpu.dynamic_quantize (native/quant_steps.cc): it may be shared by several matmuls (Q, K, V).
+#include <cmath>
+
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
@@ -46,6 +49,7 @@ struct QuantMatmulForm {
   const Tensor* c = nullptr;         // Gemm's C: a constant bias along N
   int64_t m = 1, k = 0, n = 0;
   const Value* result = nullptr;     // the float product (before the chain)
+  std::optional<QuantParams> out;    // QLinearMatMul: the node's own requantization
 };
 
 bool is_scalar_or(const GraphFacts& f, const Value* v, int64_t n) {
@@ -145,7 +149,46 @@ std::optional<QuantMatmulForm> integer_form(const Node& n, const MatchContext& c
   return q;
 }
 
+// Per-tensor parameters from constant inputs (scale, zero point) of type t.
+std::optional<QuantParams> constant_params(const Node& n, int scale, int zp, DataType t, const GraphFacts& f) {
+  const Tensor* s = n.has_input(scale) ? f.constant(n.inputs[scale]) : nullptr;
+  const Tensor* z = n.has_input(zp) ? f.constant(n.inputs[zp]) : nullptr;
+  if (!s || !z || s->dtype() != DataType::kFloat || s->numel() != 1 || z->dtype() != t || z->numel() != 1)
+    return std::nullopt;
+  const float v = s->data<float>()[0];
+  if (!std::isfinite(v) || !(v > 0)) return std::nullopt;
+  return QuantParams{.type = t, .scale = {v}, .zero_point = {static_cast<int32_t>(z->get_i64(0))}};
+}
+
+// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): b a constant int8 matrix with
+// zero points 0, per tensor or per column; every parameter constant.
+std::optional<QuantMatmulForm> qlinear_form(const Node& n, const GraphFacts& f) {
+  if (n.num_inputs() != 8 || !n.has_input(0) || f.constant(n.inputs[0])) return std::nullopt;
+  QuantMatmulForm q;
+  q.a = n.inputs[0];
+  q.a_type = f.dtype(q.a);
+  if (q.a_type != DataType::kUInt8 && q.a_type != DataType::kInt8) return std::nullopt;
+  q.a_params = constant_params(n, 1, 2, q.a_type, f);
+  const DataType yt = n.has_input(7) ? f.dtype(n.inputs[7]) : DataType::kUndefined;
+  if (yt == DataType::kUInt8 || yt == DataType::kInt8) q.out = constant_params(n, 6, 7, yt, f);
+  q.w = n.has_input(3) ? f.constant(n.inputs[3]) : nullptr;
+  const Tensor* ws = n.has_input(4) ? f.constant(n.inputs[4]) : nullptr;
+  const Tensor* wz = n.has_input(5) ? f.constant(n.inputs[5]) : nullptr;
+  if (!q.a_params || !q.out || !q.w || !ws || !wz || q.w->dtype() != DataType::kInt8 ||
+      ws->dtype() != DataType::kFloat || wz->dtype() != DataType::kInt8 || wz->numel() != ws->numel() ||
+      !int8_exact(q.a_type, *q.w) || !set_dims(q, f, q.a) || (ws->numel() != 1 && ws->numel() != q.n))
+    return std::nullopt;
+  for (int64_t i = 0; i < ws->numel(); ++i) {
+    const float v = ws->data<float>()[i];
+    if (!std::isfinite(v) || !(v > 0) || wz->data<int8_t>()[i] != 0) return std::nullopt;
+    q.w_scale.push_back(v);
+  }
+  q.result = n.outputs[0];
+  return q;
+}
+
 std::optional<QuantMatmulForm> form_of(const Node& n, const MatchContext& ctx) {
+  if (n.op_type == "QLinearMatMul") return qlinear_form(n, ctx.facts);
   return n.op_type == "MatMulInteger" ? integer_form(n, ctx) : qdq_form(n, ctx.facts);
 }
 
@@ -166,6 +209,7 @@ bool match_quant_matmul(const Node& n, const MatchContext& ctx, Group& g) {
   }
   for (const Node* s : q->scaling)
     if (!ctx.is_free(s)) return false;
+  if (q->out) return true;  // QLinearMatMul: the node alone
   const int rank = static_cast<int>(ctx.facts.dims(q->result)->size());
   std::vector<EpilogueUnit> units;
   if (!q->scaling.empty())
@@ -261,9 +305,9 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   std::unordered_set<const Node*> none;
   const auto q = form_of(node, MatchContext{f, none, false});
   if (!q) return false;
-  const bool requant = !g.epilogue.empty() && is_op(g.epilogue.back().nodes[0], "QuantizeLinear");
-  std::optional<QuantParams> out_q;
-  if (requant && !(out_q = quant_params(*g.epilogue.back().nodes[0], f))) return false;
+  const bool requant = q->out || (!g.epilogue.empty() && is_op(g.epilogue.back().nodes[0], "QuantizeLinear"));
+  std::optional<QuantParams> out_q = q->out;
+  if (requant && !out_q && !(out_q = quant_params(*g.epilogue.back().nodes[0], f))) return false;
   std::vector<EpilogueUnit> chain;  // the activations after the bias
   std::vector<float> bias;          // real units
   for (const EpilogueUnit& u : g.epilogue) {

@@ -100,6 +100,23 @@ TEST(QuantMatmul, MatMulIntegerForm) {
   }
 }
 
+TEST(QuantMatmul, QLinearMatMul) {
+  for (DataType t : {DataType::kUInt8, DataType::kInt8}) {
+    auto make = [t] {
+      ModelBuilder b;
+      Value* a = b.input("a", shape_of({3, 7, 48}), t);
+      Tensor wz(DataType::kInt8, {20});
+      for (int k = 0; k < 20; ++k) wz.data<int8_t>()[k] = 0;
+      b.output(b.op("QLinearMatMul", {a, b.constant("as", scalar_f(0.02f)), b.constant("az", zero_point(t, t == DataType::kUInt8 ? 128 : 3)),
+                                      b.constant("w", random_int8({48, 20}, 4)), b.constant("ws", random_tensor({20}, 5, 0.002f, 0.01f)),
+                                      b.constant("wz", wz), b.constant("ys", scalar_f(0.03f)), b.constant("yz", zero_point(t, -1 + 2 * (t == DataType::kUInt8)))}));
+      return b.take();
+    };
+    const auto s = expect_close_to_reference(make, {t == DataType::kUInt8 ? random_uint8({3, 7, 48}, 1) : random_int8({3, 7, 48}, 1)});
+    EXPECT_EQ(steps_of(s, "onednn.quant_matmul"), int8_steps(1)) << s.listing;
+  }
+}
+
 TEST(QuantMatmul, DynamicQuantizeLinearExact) {
   for (auto [lo, hi] : {std::pair{-3.f, 1.f}, std::pair{0.5f, 2.f}, std::pair{-2.f, -1.f}}) {
     auto make = [] {
