@@ -28,7 +28,7 @@ const std::vector<DispatchList>& dispatch_lists() {
       // QuantizeLinear of its result.
       {{"Conv"}, kFloat,
        {{&kOnednnQuantConv, kProducers}, {&kCpuDepthwiseConv, kProducers}, {&kOnednnConv, kFusing}}},
-      {{"QLinearConv"}, kAnyType, {{&kOnednnQLinearConv, kAll}}},
+      {{"QLinearConv", "ConvInteger"}, kAnyType, {{&kOnednnQLinearConv, kAll}}},
       {{"ConvTranspose"}, kFloat, {{&kCpuPatchDeconv, kFusing}, {&kOnednnDeconv, kFusing}}},
       // With constant int8 weights (QDQ, dynamic QDQ, ONNX Runtime's MatMulInteger form): int8.
       {{"MatMul", "Gemm"}, kFloat, {{&kOnednnQuantMatmul, kProducers}, {&kOnednnMatmul, kFusing}}},

@@ -6,7 +6,8 @@
 // oneDNN's, so the activation stays int8 between quantized ops. Without the QuantizeLinear the
 // result is float (scales s_x * s_w[c]) and the chain after it (activations, residual sum,
 // binary ops) is fused as for the float conv. QLinearConv (every parameter constant, weights'
-// zero points 0) is the same primitive ("onednn.qlinear_conv").
+// zero points 0) is the same primitive ("onednn.qlinear_conv"), and so is ConvInteger (the int32
+// accumulator; the input's zero point may be computed at run time).
 //
 // Where the CPU has no int8 dot product (VNNI, AMX), only u8 sources with 7-bit weights are
 // exact in oneDNN (onednn/int8_support.h); other convs stay float.
@@ -29,6 +30,7 @@
 #include "engine/qdq_pattern.h"
 #include "engine/threads.h"
 #include "ops/attrs.h"
+#include "support/error.h"
 
 namespace kiln::engine {
 
@@ -99,6 +101,29 @@ struct Int8Conv {
   std::vector<float> w_scale;      // 1 or M
   std::optional<QuantParams> out;  // the requantized result; float when absent
   std::vector<float> real_bias;    // per output channel (empty: none), in the result's units
+  bool int32_result = false;       // ConvInteger: the accumulator itself, no scales
+  const Value* x_zero_point = nullptr;  // ConvInteger: a zero point computed at run time
+};
+
+// ConvInteger's step: its input's zero point may be a value of the run (DynamicQuantizeLinear's).
+class ZeroPointConv : public DnnlStep {
+ public:
+  ZeroPointConv(dnnl::primitive p, const Node* n, int zp_slot)
+      : DnnlStep(std::move(p), n, "onednn.quant_conv"), zp_slot_(zp_slot),
+        zp_(dnnl::memory::desc({1}, dnnl::memory::data_type::s32, dnnl::memory::format_tag::x), dnnl_engine()) {
+    bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_);
+    also_reads.push_back(zp_slot);
+  }
+  void run(RunState& st) override {
+    const Tensor& z = st.slots[zp_slot_].tensor;
+    KILN_CHECK(z.numel() == 1, ErrorKind::kRuntime, "{}: a zero point of {} values", kernel, z.numel());
+    *static_cast<int32_t*>(zp_.get_data_handle()) = static_cast<int32_t>(z.get_i64(0));
+    DnnlStep::run(st);
+  }
+
+ private:
+  int zp_slot_;
+  dnnl::memory zp_;
 };
 
 // Builds the step of c, with fu's post-ops (the chain after the result, before a requantization)
@@ -117,16 +142,17 @@ bool emit_int8_conv(const Int8Conv& c, ConvFusion fu, Group& g, Lowering& lw) {
     unit[k] = c.xp.scale[0] * sw[sw.size() == 1 ? 0 : k];
     scales[k] = requant ? unit[k] / c.out->scale[0] : unit[k];
   }
-  fu.attr.set_output_scales(sw.size() == 1 ? 0 : 1 << 1,
-                            sw.size() == 1 ? std::vector<float>{scales[0]} : scales);
+  if (!c.int32_result)
+    fu.attr.set_output_scales(sw.size() == 1 ? 0 : 1 << 1,
+                              sw.size() == 1 ? std::vector<float>{scales[0]} : scales);
   const int32_t zx = c.xp.zero_point[0], zy = requant ? c.out->zero_point[0] : 0;
-  if (zx != 0) fu.attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (zx != 0 || c.x_zero_point) fu.attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   if (zy != 0) fu.attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
   if (!c.real_bias.empty())
     fu.bias_md = dnnl::memory::desc({channels}, dt::f32, tag::x);
 
   const dt src_dt = *dnnl_dtype(c.xp.type);
-  const dt dst_dt = requant ? *dnnl_dtype(c.out->type) : dt::f32;
+  const dt dst_dt = c.int32_result ? dt::s32 : requant ? *dnnl_dtype(c.out->type) : dt::f32;
   double flops = 2.0;
   for (int64_t d : geo.dst) flops *= static_cast<double>(d);
   for (size_t i = geo.weights.size() - (rank - 1); i < geo.weights.size(); ++i)
@@ -160,7 +186,11 @@ bool emit_int8_conv(const Int8Conv& c, ConvFusion fu, Group& g, Lowering& lw) {
   if (!pd)
     pd = make_pd(dnnl::memory::desc(geo.src, src_dt, tag::any), dnnl::memory::desc(geo.dst, dst_dt, tag::any));
 
-  auto step = std::make_unique<DnnlStep>(dnnl::convolution_forward(*pd), &n, "onednn.quant_conv");
+  std::unique_ptr<DnnlStep> step;
+  if (c.x_zero_point)
+    step = std::make_unique<ZeroPointConv>(dnnl::convolution_forward(*pd), &n, lw.plain(c.x_zero_point));
+  else
+    step = std::make_unique<DnnlStep>(dnnl::convolution_forward(*pd), &n, "onednn.quant_conv");
   step->threads = threads;
   step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*c.w, plain_md(geo.weights, dt::s8),
                                                          pd->weights_desc()));
@@ -170,7 +200,7 @@ bool emit_int8_conv(const Int8Conv& c, ConvFusion fu, Group& g, Lowering& lw) {
     const auto bias_md = pd->bias_desc();
     step->bind_constant(DNNL_ARG_BIAS, lw.weights().get(bias, bias_md, bias_md));
   }
-  if (zx != 0) step->bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, s32_scalar(zx));
+  if (zx != 0 && !c.x_zero_point) step->bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, s32_scalar(zx));
   if (zy != 0) step->bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, s32_scalar(zy));
   step->bind_input(DNNL_ARG_SRC, lw.in_layout(c.x, pd->src_desc()), pd->src_desc(), geo.src);
   const dnnl::memory::desc dst_md = pd->dst_desc();
@@ -245,12 +275,48 @@ std::optional<Int8Conv> qlinear_conv(const Node& n, const GraphFacts& f) {
   return c;
 }
 
+// ConvInteger(x, w[, x_zp, w_zp]): the int32 accumulator; w int8 with zero points 0, x's zero
+// point a constant or a value of the run (ONNX Runtime's quantize_dynamic on a CNN).
+std::optional<Int8Conv> conv_integer(const Node& n, const GraphFacts& f) {
+  if (!n.has_input(0) || !n.has_input(1) || f.constant(n.inputs[0])) return std::nullopt;
+  const Value* x = n.inputs[0];
+  const DataType xt = f.dtype(x);
+  const Tensor* w = f.constant(n.inputs[1]);
+  if ((xt != DataType::kUInt8 && xt != DataType::kInt8) || !w || w->dtype() != DataType::kInt8 ||
+      !int8_exact(xt, *w))
+    return std::nullopt;
+  if (n.has_input(3)) {
+    const Tensor* wz = f.constant(n.inputs[3]);
+    if (!wz || wz->dtype() != DataType::kInt8) return std::nullopt;
+    for (int64_t i = 0; i < wz->numel(); ++i)
+      if (wz->data<int8_t>()[i] != 0) return std::nullopt;
+  }
+  auto geo = conv_geometry_of(n, f.dims(x), *w);
+  if (!geo) return std::nullopt;
+  Int8Conv c{.geo = *geo, .x = x, .w = w, .w_scale = {1.f}, .int32_result = true};
+  c.xp = QuantParams{.type = xt, .scale = {1.f}, .zero_point = {0}};
+  if (n.has_input(2)) {
+    const Value* z = n.inputs[2];
+    const auto* zd = f.dims(z);
+    if (f.dtype(z) != xt || !zd || zd->size() > 1 || (zd->size() == 1 && (*zd)[0] != 1)) return std::nullopt;
+    if (const Tensor* zc = f.constant(z))
+      c.xp.zero_point[0] = static_cast<int32_t>(zc->get_i64(0));
+    else
+      c.x_zero_point = z;
+  }
+  return c;
+}
+
+std::optional<Int8Conv> qoperator_conv(const Node& n, const GraphFacts& f) {
+  return n.op_type == "ConvInteger" ? conv_integer(n, f) : qlinear_conv(n, f);
+}
+
 bool match_qlinear_conv(const Node& n, const MatchContext& ctx, Group& g) {
-  return qlinear_conv(n, ctx.facts).has_value();
+  return qoperator_conv(n, ctx.facts).has_value();
 }
 
 bool build_qlinear_conv(Group& g, Lowering& lw) {
-  const auto c = qlinear_conv(*g.anchor, lw.facts());
+  const auto c = qoperator_conv(*g.anchor, lw.facts());
   if (!c) return false;
   ConvFusion fu;
   fu.attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

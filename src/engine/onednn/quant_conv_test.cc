@@ -182,6 +182,23 @@ TEST(QuantConv, QLinearConv) {
   }
 }
 
+// ConvInteger: the int32 accumulator, exact; the zero point constant or DynamicQuantizeLinear's.
+TEST(QuantConv, ConvInteger) {
+  for (bool dynamic : {false, true}) {
+    auto make = [dynamic] {
+      ModelBuilder b;
+      Value* x = b.input("x", shape_of({1, 8, 9, 9}));
+      auto q = b.node("DynamicQuantizeLinear", {x}, {}, 3);
+      Value* zp = dynamic ? q[2] : b.constant("xz", zero_point(DataType::kUInt8, 77));
+      b.output(b.op("ConvInteger", {q[0], b.constant("w", random_int8({12, 8, 3, 3}, 4)), zp},
+                    {attr("pads", Ints{1, 1, 1, 1})}));
+      return b.take();
+    };
+    const auto s = expect_close_to_reference(make, {random_tensor({1, 8, 9, 9}, 1, -1.f, 2.f)}, 0);
+    EXPECT_EQ(steps_of(s, "onednn.quant_conv"), int8_convs(1)) << s.listing;
+  }
+}
+
 // Bad quantization parameters never reach oneDNN: a scale of 0 (or NaN), a zero point of the
 // other type: the reference kernels run the node (and say what is wrong, where they do).
 TEST(QuantConv, BadParametersFallBack) {
