@@ -69,6 +69,32 @@ KILN_WIDEST void range_of(const float* x, int64_t n, float* lo_out, float* hi_ou
   *hi_out = h;
 }
 
+// The residual add of uint8 tensors (ONNX Runtime's activations) in one pass: dequantize both,
+// add, Relu, quantize, as the reference computes each step.
+template <bool kRelu>
+[[gnu::always_inline]] inline void add_u8_t(const uint8_t* a, float sa, int32_t za, const uint8_t* b, float sb,
+                                            int32_t zb, int64_t n, float sy, int32_t zy, uint8_t* y) {
+  const float lo = static_cast<float>(0 - zy), hi = static_cast<float>(255 - zy), z = static_cast<float>(zy);
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float fa = static_cast<float>(static_cast<int32_t>(a[i]) - za) * sa;
+    const float fb = static_cast<float>(static_cast<int32_t>(b[i]) - zb) * sb;
+    float s = fa + fb;
+    if constexpr (kRelu) s = s < 0.f ? 0.f : s;
+    float v = s / sy;
+    v = v != v ? 0.f : v;
+    v = v < lo ? lo : (v > hi ? hi : v);
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>((v + kRound) - kRound + z));
+  }
+}
+KILN_WIDEST void add_u8(const uint8_t* a, float sa, int32_t za, const uint8_t* b, float sb, int32_t zb,
+                        bool relu, int64_t n, float sy, int32_t zy, uint8_t* y) {
+  if (relu)
+    add_u8_t<true>(a, sa, za, b, sb, zb, n, sy, zy, y);
+  else
+    add_u8_t<false>(a, sa, za, b, sb, zb, n, sy, zy, y);
+}
+
 void quantize_any(const float* x, int64_t n, const QuantScale& p, void* q) {
   if (p.type == DataType::kInt8)
     quantize_s8(x, n, p.scale, p.zero_point, static_cast<int8_t*>(q));
@@ -98,6 +124,12 @@ void dequantize(const void* q, int64_t n, const QuantScale& p, float* x) {
 
 void quantized_add(const void* a, const QuantScale& pa, const void* b, const QuantScale& pb,
                    bool relu, int64_t n, const QuantScale& py, void* y) {
+  constexpr DataType u8 = DataType::kUInt8;
+  if (pa.type == u8 && pb.type == u8 && py.type == u8)
+    return parallel_for(n, kGrain, [&](int64_t from, int64_t to) {
+      add_u8(static_cast<const uint8_t*>(a) + from, pa.scale, pa.zero_point, static_cast<const uint8_t*>(b) + from,
+             pb.scale, pb.zero_point, relu, to - from, py.scale, py.zero_point, static_cast<uint8_t*>(y) + from);
+    }, 64);
   parallel_for(n, kGrain, [&](int64_t from, int64_t to) {
     alignas(64) float fa[kChunk], fb[kChunk];
     for (int64_t at = from; at < to; at += kChunk) {

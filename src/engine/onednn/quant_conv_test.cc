@@ -122,23 +122,25 @@ TEST(QuantConv, SharedDequantize) {
 
 // ResNet's residual: DQ(a) + DQ(b) -> Relu -> Q, exact; and the boundaries Q and DQ, exact.
 TEST(QuantConv, QuantizedAddAndBoundaries) {
-  for (bool relu : {true, false}) {
-    SCOPED_TRACE(relu ? "relu" : "no relu");
-    auto make = [relu] {
-      ModelBuilder b;
-      Value* a = b.input("a", shape_of({2, 5, 7, 3}), DataType::kUInt8);
-      Value* c = b.input("c", shape_of({2, 5, 7, 3}), DataType::kInt8);
-      Value* da = b.op("DequantizeLinear", {a, b.constant("sa", scalar_f(0.013f)), b.constant("za", zero_point(DataType::kUInt8, 120))});
-      Value* dc = b.op("DequantizeLinear", {c, b.constant("sc", scalar_f(0.021f)), b.constant("zc", zero_point(DataType::kInt8, -7))});
-      Value* y = b.op("Add", {da, dc});
-      if (relu) y = b.op("Relu", {y});
-      b.output(b.op("QuantizeLinear", {y, b.constant("sy", scalar_f(0.017f)), b.constant("zy", zero_point(DataType::kUInt8, 3))}));
-      return b.take();
-    };
-    const auto s = expect_close_to_reference(make, {random_uint8({2, 5, 7, 3}, 1), random_int8({2, 5, 7, 3}, 2)}, 0);
-    EXPECT_EQ(steps_of(s, "cpu.quantized_add"), 1) << s.listing;
-    EXPECT_EQ(s.steps, 1) << s.listing;
-  }
+  for (DataType ct : {DataType::kInt8, DataType::kUInt8})  // u8 + u8 -> u8: the one-pass kernel
+    for (bool relu : {true, false}) {
+      SCOPED_TRACE(std::string(relu ? "relu " : "no relu ") + std::string(dtype_name(ct)));
+      auto make = [relu, ct] {
+        ModelBuilder b;
+        Value* a = b.input("a", shape_of({2, 5, 7, 3}), DataType::kUInt8);
+        Value* c = b.input("c", shape_of({2, 5, 7, 3}), ct);
+        Value* da = b.op("DequantizeLinear", {a, b.constant("sa", scalar_f(0.013f)), b.constant("za", zero_point(DataType::kUInt8, 120))});
+        Value* dc = b.op("DequantizeLinear", {c, b.constant("sc", scalar_f(0.021f)), b.constant("zc", zero_point(ct, ct == DataType::kInt8 ? -7 : 131))});
+        Value* y = b.op("Add", {da, dc});
+        if (relu) y = b.op("Relu", {y});
+        b.output(b.op("QuantizeLinear", {y, b.constant("sy", scalar_f(0.017f)), b.constant("zy", zero_point(DataType::kUInt8, 3))}));
+        return b.take();
+      };
+      const auto s = expect_close_to_reference(
+          make, {random_uint8({2, 5, 7, 3}, 1), ct == DataType::kInt8 ? random_int8({2, 5, 7, 3}, 2) : random_uint8({2, 5, 7, 3}, 2)}, 0);
+      EXPECT_EQ(steps_of(s, "cpu.quantized_add"), 1) << s.listing;
+      EXPECT_EQ(s.steps, 1) << s.listing;
+    }
   auto boundaries = [] {
     ModelBuilder b;
     Value* x = b.input("x", shape_of({3, 1000}));
