@@ -88,11 +88,25 @@ int dedicate_dequantize(Graph& g) {
     for (const Use& u : out->uses) in_main &= u.node->owner == &g;
     if (!is_output && in_main && out->uses.size() > 1) shared.push_back(n.get());
   }
+  // Readers an int8 implementation may take with their DequantizeLinear; the others share one.
+  auto int8_reader = [](const Node* n) {
+    return n->domain.empty() && (n->op_type == "Conv" || n->op_type == "MatMul" ||
+                                 n->op_type == "Gemm" || n->op_type == "Add");
+  };
   int added = 0;
   for (Node* dq : shared) {
     Value* out = dq->outputs[0];
-    const std::vector<Use> uses = out->uses;  // set_input edits the list
-    for (size_t k = 1; k < uses.size(); ++k) {
+    std::vector<Use> own;  // the readers given a copy
+    bool kept = false;     // the original still has a reader
+    for (const Use& u : out->uses) {
+      if (!int8_reader(u.node)) {
+        kept = true;
+        continue;
+      }
+      own.push_back(u);
+    }
+    if (!kept && !own.empty()) own.erase(own.begin());  // the first keeps the original
+    for (const Use& use : own) {
       Node* copy = g.add_node(dq->op_type, dq->domain);
       copy->name = g.unique_name(dq->name.empty() ? "dequantize" : dq->name);
       copy->attrs = dq->attrs;
@@ -101,7 +115,7 @@ int dedicate_dequantize(Graph& g) {
       Value* v = g.add_value(g.unique_name(out->name));
       v->type = out->type;
       g.set_output(copy, 0, v);
-      g.set_input(uses[k].node, uses[k].input_index, v);
+      g.set_input(use.node, use.input_index, v);
       ++added;
     }
   }

@@ -59,10 +59,11 @@ struct Requantize {
 };
 std::optional<Requantize> quantize_of(const Value* v, const MatchContext& ctx);
 
-// Gives each reader of a DequantizeLinear's result a DequantizeLinear of its own (ONNX Runtime's
-// quantizer shares one among all the readers of a tensor): an int8 implementation then takes the
-// one it reads through as its own, and one left to a float reader runs for that reader only.
-// Main graph only; graph outputs keep theirs. Returns how many nodes were added.
+// Gives each reader of a DequantizeLinear's result that an int8 implementation may take (Conv,
+// MatMul, Gemm, Add) a DequantizeLinear of its own (ONNX Runtime's quantizer shares one among all
+// the readers of a tensor): the int8 implementation then takes the one it reads through as its
+// prologue; the other readers keep sharing the original. Main graph only; graph outputs keep
+// theirs. Returns how many nodes were added.
 int dedicate_dequantize(Graph& g);
 
 }  // namespace kiln::engine
