@@ -201,6 +201,25 @@ TEST(QuantConv, ConvInteger) {
   }
 }
 
+// DQ -> MaxPool -> Q of one set of parameters: the max of the 8-bit values, exact.
+TEST(QuantConv, QuantizedMaxPool) {
+  for (DataType t : {DataType::kUInt8, DataType::kInt8}) {
+    auto make = [t] {
+      ModelBuilder b;
+      Value* x = b.input("x", shape_of({1, 8, 11, 11}), t);
+      Value* s = b.constant("s", scalar_f(0.03f));
+      Value* z = b.constant("z", zero_point(t, 9));
+      Value* p = b.op("MaxPool", {b.op("DequantizeLinear", {x, s, z})},
+                      {attr("kernel_shape", Ints{3, 3}), attr("strides", Ints{2, 2}), attr("pads", Ints{1, 1, 1, 1})});
+      b.output(b.op("QuantizeLinear", {p, s, z}));
+      return b.take();
+    };
+    const auto s = expect_close_to_reference(make, {t == DataType::kUInt8 ? random_uint8({1, 8, 11, 11}, 1) : random_int8({1, 8, 11, 11}, 1)}, 0);
+    EXPECT_EQ(steps_of(s, "onednn.quant_pool"), 1) << s.listing;
+    EXPECT_EQ(s.steps, 1) << s.listing;
+  }
+}
+
 // Bad quantization parameters never reach oneDNN: a scale of 0 (or NaN), a zero point of the
 // other type: the reference kernels run the node (and say what is wrong, where they do).
 TEST(QuantConv, BadParametersFallBack) {
