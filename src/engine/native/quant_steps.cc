@@ -5,13 +5,16 @@
 // quantized; DynamicQuantizeLinear ("cpu.dynamic_quantize": the range, then the quantization, at
 // kernel speed), whose results the int8 matmuls read. Each works on a dense tensor in its physical order (the channels-last result of an
 // int8 conv included) and keeps that layout; its results equal the reference kernels'. Per-axis
-// and blocked quantization, other types and non-constant scales go to the reference kernel.
+// and blocked quantization and other types go to the reference kernel; a DequantizeLinear's
+// per-tensor parameters may be values of the run (DynamicQuantizeLinear's).
 #include "engine/cpu/quantize.h"
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/qdq_pattern.h"
+#include "ops/attrs.h"
+#include "support/error.h"
 
 namespace kiln::engine {
 
@@ -40,7 +43,22 @@ class QuantStep : public NativeStep {
   using NativeStep::read;
   using NativeStep::write;
 
+  // DequantizeLinear of parameters computed at run time (DynamicQuantizeLinear's): their slots.
+  void read_parameters(int scale_slot, int zp_slot) {
+    scale_slot_ = scale_slot;
+    zp_slot_ = zp_slot;
+    also_reads.push_back(scale_slot);
+    if (zp_slot >= 0) also_reads.push_back(zp_slot);
+  }
+
   void run(RunState& st) override {
+    if (scale_slot_ >= 0) {
+      const Tensor& s = st.slots[scale_slot_].tensor;
+      KILN_CHECK(s.numel() == 1 && s.dtype() == DataType::kFloat, ErrorKind::kRuntime,
+                 "{}: a scale of {} values", kernel, s.numel());
+      a.scale = s.data<float>()[0];
+      a.zero_point = zp_slot_ >= 0 ? static_cast<int32_t>(st.slots[zp_slot_].tensor.get_i64(0)) : 0;
+    }
     const Tensor& x = in(st, 0);
     Tensor& r = out(st, 0);
     const int64_t n = x.numel();
@@ -56,9 +74,27 @@ class QuantStep : public NativeStep {
 
  private:
   Kind kind_;
+  int scale_slot_ = -1, zp_slot_ = -1;
 };
 
+// A DequantizeLinear per tensor whose scale (float) and zero point (x's type) are values of the
+// run (DynamicQuantizeLinear's outputs, on CPUs where the int8 matmul does not take them).
+bool runtime_dequantize(const Node& n, const GraphFacts& f) {
+  if (!is_op(&n, "DequantizeLinear") || !n.has_input(0) || !n.has_input(1) || f.constant(n.inputs[1]))
+    return false;
+  const DataType t = f.dtype(n.inputs[0]);
+  if ((t != DataType::kUInt8 && t != DataType::kInt8) || f.dtype(n.inputs[1]) != DataType::kFloat ||
+      f.dtype(n.outputs[0]) != DataType::kFloat || !f.dims(n.inputs[0]) || attr_int(n, "block_size", 0) != 0)
+    return false;
+  auto scalar = [&](const Value* v) {
+    const auto* d = f.dims(v);
+    return d && (d->empty() || (d->size() == 1 && (*d)[0] == 1));
+  };
+  return scalar(n.inputs[1]) && (!n.has_input(2) || (f.dtype(n.inputs[2]) == t && scalar(n.inputs[2])));
+}
+
 bool match_quantize_linear(const Node& n, const MatchContext& ctx, Group& g) {
+  if (runtime_dequantize(n, ctx.facts)) return true;
   const auto p = quant_params(n, ctx.facts);
   return p && p->per_tensor() && ctx.facts.dims(n.inputs[0]) && !ctx.facts.constant(n.inputs[0]);
 }
@@ -67,11 +103,17 @@ bool build_quantize_linear(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   const GraphFacts& f = lw.facts();
   const bool dq = is_op(&n, "DequantizeLinear");
-  const auto p = quant_params(n, f);
-  if (!p) return false;
+  const bool runtime = runtime_dequantize(n, f);
+  const auto p = runtime ? std::nullopt : quant_params(n, f);
+  if (!p && !runtime) return false;
   auto step = std::make_unique<QuantStep>(n, dq ? "cpu.dequantize" : "cpu.quantize",
                                           dq ? QuantStep::Kind::kDequantize : QuantStep::Kind::kQuantize);
-  (dq ? step->a : step->y) = scale_of(*p);
+  if (runtime) {
+    step->a.type = f.dtype(n.inputs[0]);
+    step->read_parameters(lw.plain(n.inputs[1]), n.has_input(2) ? lw.plain(n.inputs[2]) : -1);
+  } else {
+    (dq ? step->a : step->y) = scale_of(*p);
+  }
   const Value* x = n.inputs[0];
   const auto layout = kept_layout(lw.layout(x), f.dtype(n.outputs[0]));
   const int out = lw.define(n.outputs[0], layout);
