@@ -220,6 +220,49 @@ TEST(QuantConv, QuantizedMaxPool) {
   }
 }
 
+// A residual block in ONNX Runtime's QDQ form (the Relus in the uint8 ranges, one shared
+// DequantizeLinear per tensor): every op runs int8, no DequantizeLinear -> QuantizeLinear pair
+// between them; the float result within a few output steps of the reference (one-step
+// differences of the first conv travel through the second).
+TEST(QuantConv, ResidualBlockStaysInt8) {
+  auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", shape_of({1, 32, 14, 14}));
+    auto qdq = [&](Value* v, const std::string& name, float scale, int zp) {
+      Value* s = b.constant(name + "_s", scalar_f(scale));
+      Value* z = b.constant(name + "_z", zero_point(DataType::kUInt8, zp));
+      return b.op("DequantizeLinear", {b.op("QuantizeLinear", {v, s, z}), s, z});
+    };
+    auto conv = [&](Value* in, const std::string& name, uint32_t seed) {
+      Value* wd = b.op("DequantizeLinear", {b.constant(name + "_w", random_int8({32, 32, 3, 3}, seed)),
+                                            b.constant(name + "_ws", random_tensor({32}, seed + 1, 0.001f, 0.004f))},
+                       {attr("axis", int64_t{0})});
+      return b.op("Conv", {in, wd, b.constant(name + "_b", random_tensor({32}, seed + 2, -0.2f, 0.2f))},
+                  {attr("pads", Ints{1, 1, 1, 1})});
+    };
+    Value* in = qdq(x, "in", 0.016f, 128);
+    Value* c1 = qdq(conv(in, "c1", 10), "c1", 0.02f, 0);
+    Value* c2 = qdq(conv(c1, "c2", 20), "c2", 0.03f, 100);
+    b.output(qdq(b.op("Add", {c2, in}), "sum", 0.04f, 0));
+    return b.take();
+  };
+  const std::vector<RtValue> feeds = {RtValue::of(random_tensor({1, 32, 14, 14}, 1, -2.f, 2.f))};
+  Session reference(make());
+  CompiledModel fast(make());
+  const Tensor e = reference.run(feeds)[0].tensor, a = fast.run(feeds)[0].tensor;
+  ASSERT_EQ(a.dims(), e.dims());
+  float worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) worst = std::max(worst, std::abs(a.data<float>()[i] - e.data<float>()[i]));
+  EXPECT_LE(worst, 4 * 0.04f + 1e-6f);
+  const auto s = fast.summary({{1, 32, 14, 14}});
+  if (!int8_dot_product()) return;
+  EXPECT_EQ(steps_of(s, "onednn.quant_conv"), 2) << s.listing;
+  EXPECT_EQ(steps_of(s, "cpu.quantized_add"), 1) << s.listing;
+  EXPECT_EQ(steps_of(s, "cpu.quantize"), 1) << s.listing;    // the input
+  EXPECT_EQ(steps_of(s, "cpu.dequantize"), 1) << s.listing;  // the output
+  EXPECT_EQ(s.steps - steps_of(s, "onednn.reorder"), 5) << s.listing;
+}
+
 // Bad quantization parameters never reach oneDNN: a scale of 0 (or NaN), a zero point of the
 // other type: the reference kernels run the node (and say what is wrong, where they do).
 TEST(QuantConv, BadParametersFallBack) {
