@@ -29,5 +29,8 @@ extern const KernelImpl kCpuNms;
 extern const KernelImpl kCpuResizeContext;   // any Resize: it makes its own output
 extern const KernelImpl kCpuNonZero;
 extern const KernelImpl kCpuGatherNd;
+extern const KernelImpl kCpuQuantizeLinear;  // quant_steps.cc: QuantizeLinear, DequantizeLinear
+extern const KernelImpl kCpuQuantizedAdd;    // the residual Add of the QDQ form, in int8
+extern const KernelImpl kCpuDynamicQuantize;  // DynamicQuantizeLinear
 
 }  // namespace kiln::engine
