@@ -224,7 +224,7 @@ int Lowering::define(const Value* v, std::optional<dnnl::memory::desc> md) {
   if (md && !is_plain(*md)) {
     // The producer knows its result's dims even where shape inference did not (a consumer
     // reordering it to plain needs them).
-    const dnnl::memory::dims md_dims = md->get_dims();
+    const dnnl::memory::dims md_dims = md->dims();
     if (!s.dims) s.dims = std::vector<int64_t>(md_dims.begin(), md_dims.end());
     KILN_ASSERT(std::equal(s.dims->begin(), s.dims->end(), md_dims.begin(), md_dims.end()),
                 "a layout's dims differ from the value's");
