@@ -1,0 +1,62 @@
+#include "quant/quantize.h"
+
+#include <fmt/format.h>
+
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "ops/infer.h"
+#include "opt/graph_edit.h"
+#include "support/error.h"
+
+namespace kiln::quant {
+
+Model clone_model(const Model& m) {
+  Model c = load_model_from_bytes(serialize_model(m), ".");
+  infer_shapes(c);
+  return c;
+}
+
+QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>& sets,
+                        const std::vector<std::string>& set_names, const CalibrationOptions& copts,
+                        const std::string& model_name) {
+  QuantizeResult result;
+  Graph& g = *m.graph;
+  const int opset = opt::model_opset(m);
+  Rewrite r{m, g, o, result.decisions, opset};
+  if (o.mode == Mode::kFloat16 || o.mode == Mode::kBFloat16) {
+    result.conversion = convert_float_precision(r, o.mode == Mode::kFloat16 ? DataType::kFloat16
+                                                                            : DataType::kBFloat16);
+    finish_rewrite(r);
+    return result;
+  }
+  KILN_CHECK(opset >= 10, ErrorKind::kUnsupported,
+             "'{}' imports ai.onnx opset {}; quantized ops need opset 10 or newer", model_name, opset);
+  check_filters(g, o, model_name);
+  const Selection s = select_nodes(g, o);
+  if (s.nodes.empty()) {
+    const auto ops = o.include_ops.empty() ? default_ops(o.mode) : o.include_ops;
+    std::string why = s.skipped.empty()
+                          ? fmt::format("it has no {} node", fmt::join(ops, " or "))
+                          : fmt::format("node '{}' ({}): {}{}", s.skipped[0].node, s.skipped[0].op,
+                                        s.skipped[0].reason,
+                                        s.skipped.size() > 1
+                                            ? fmt::format(" (and {} more)", s.skipped.size() - 1)
+                                            : "");
+    fail(ErrorKind::kBadModel, "'{}': nothing to quantize in {} mode: {}", model_name,
+         mode_name(o.mode), why);
+  }
+  if (o.mode == Mode::kDynamic) {
+    quantize_dynamic(r, s);
+  } else {
+    const auto tensors = tensors_to_calibrate(g, s, o);
+    result.ranges = calibrate(clone_model(m), tensors, sets, set_names, copts);
+    result.calibration_sets = static_cast<int>(sets.size());
+    if (o.format == Format::kQdq) quantize_static_qdq(r, s, result.ranges);
+    else quantize_static_qoperator(r, s, result.ranges);
+  }
+  finish_rewrite(r);
+  for (const NodeDecision& d : s.skipped) result.decisions.push_back(d);
+  return result;
+}
+
+}  // namespace kiln::quant
