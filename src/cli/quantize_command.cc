@@ -1,5 +1,7 @@
 // kiln quantize: a float model as int8 (dynamic or static, QDQ or QOperator), fp16 or bf16, with
 // the quantized model's error against the float model, its size and its latency said up front.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -54,15 +56,26 @@ Sets folder_sets(const std::string& dir, engine::ModelRunner& runner) {
   return s;
 }
 
-Sets random_sets(int n, const QuantizeArgs& a, engine::ModelRunner& runner) {
+// n seeded random sets from seed `first`. The first chooses the sizes of open dims (--dim, else
+// the smallest that run: runtime/input_dims.h); the others take the same sizes.
+Sets random_sets(int n, uint64_t first, const QuantizeArgs& a, engine::ModelRunner& runner) {
   Sets s;
   s.random = true;
-  RandomInputOptions opts{.seed = a.seed, .dims = parse_dims(a.dims)};
+  RandomInputOptions opts{.seed = first, .dims = parse_dims(a.dims)};
   for (int i = 0; i < n; ++i) {
-    opts.seed = a.seed + static_cast<uint64_t>(i);
+    opts.seed = first + static_cast<uint64_t>(i);
     s.feeds.push_back(input_feeds("", runner.inputs(), opts,
                                   [&](const std::vector<RtValue>& f) { runner.run(f); }));
     s.names.push_back(fmt::format("random seed {}", opts.seed));
+    for (size_t k = 0; i == 0 && k < runner.inputs().size(); ++k) {
+      const auto& shape = runner.inputs()[k]->type.shape;
+      if (!shape || !s.feeds[0][k].is_tensor()) continue;
+      for (size_t d = 0; d < shape->size() && d < s.feeds[0][k].tensor.dims().size(); ++d) {
+        const std::string& sym = (*shape)[d].sym();
+        if (!sym.empty() && std::all_of(sym.begin(), sym.end(), [](char c) { return std::isalnum(c) || c == '_'; }))
+          opts.dims[sym] = s.feeds[0][k].tensor.dim(d);
+      }
+    }
   }
   return s;
 }
@@ -118,7 +131,7 @@ int run_quantize(const QuantizeArgs& a) {
 
   Sets calibration;
   if (!a.calibrate.empty()) calibration = folder_sets(a.calibrate, *float_runner);
-  else if (a.calibrate_random > 0) calibration = random_sets(a.calibrate_random, a, *float_runner);
+  else if (a.calibrate_random > 0) calibration = random_sets(a.calibrate_random, a.seed, a, *float_runner);
   if (calibration.random && opts.mode == quant::Mode::kStatic)
     std::cerr << fmt::format("calibrating on {} random input sets (seed {}): the ranges, and the "
                              "accuracy figures below, then mean little for real inputs\n",
@@ -136,13 +149,16 @@ int run_quantize(const QuantizeArgs& a) {
 
   // The measurements: both models on the evaluation sets, on kiln's fast engine.
   auto quant_runner = engine::open_model(a.out, engine::EngineKind::kFast, eopts);
-  Sets eval = !a.eval.empty()               ? folder_sets(a.eval, *float_runner)
-              : !calibration.feeds.empty() ? std::move(calibration)
-                                           : random_sets(a.eval_random, a, *float_runner);
+  // Random calibration is measured on other random sets (the seeds after it), folders on themselves.
+  const uint64_t eval_seed = a.seed + static_cast<uint64_t>(a.calibrate_random);
+  const bool own_sets = !calibration.feeds.empty() && !calibration.random;
+  Sets eval = !a.eval.empty() ? folder_sets(a.eval, *float_runner)
+              : own_sets      ? std::move(calibration)
+                              : random_sets(a.eval_random, eval_seed, a, *float_runner);
   report.eval_sets = static_cast<int>(eval.feeds.size());
   report.random_inputs = eval.random;
   report.eval_source = !a.eval.empty() ? "sets of " + a.eval
-                       : eval.random   ? fmt::format("random input sets (seed {})", a.seed)
+                       : eval.random   ? fmt::format("random input sets (seeds from {})", eval_seed)
                                        : "calibration sets";
   if (!eval.feeds.empty()) {
     report.errors = quant::compare_models(*float_runner, *quant_runner, eval.feeds);

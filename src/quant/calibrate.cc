@@ -107,16 +107,20 @@ float entropy_threshold(const Histogram& h) {
 
 ProgressBar::ProgressBar(std::string label, int64_t total, bool enabled)
     : label_(std::move(label)), total_(total), enabled_(enabled && total > 0) {
-  if (enabled_) step(), --done_;
+  draw();
 }
 
 void ProgressBar::step() {
-  if (!enabled_) return;
   ++done_;
+  draw();
+}
+
+void ProgressBar::draw() const {
+  if (!enabled_) return;
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * done_ / std::max<int64_t>(total_, 1));
   std::cerr << fmt::format("\r{} [{}{}] {}/{}", label_, std::string(filled, '#'),
-                           std::string(kWidth - filled, '.'), std::max<int64_t>(done_, 0), total_)
+                           std::string(kWidth - filled, '.'), done_, total_)
             << std::flush;
 }
 

@@ -53,6 +53,7 @@ class ProgressBar {
   ~ProgressBar();
 
  private:
+  void draw() const;
   std::string label_;
   int64_t total_, done_ = 0;
   bool enabled_;
