@@ -28,7 +28,7 @@ float float_attr(const Node& n, const char* name, float dflt) {
 // output is then made by the last of these.
 void quantize_node(Rewrite& r, Node& n) {
   Graph& g = r.graph;
-  const std::string base = node_label(n);
+  const std::string base = node_label(n), op = n.op_type;  // n is removed at the end
   const bool is_gemm = n.op_type == "Gemm";
   const bool is_conv = n.op_type == "Conv";
   Tensor w = n.inputs[kWeightInput]->data;
@@ -90,7 +90,7 @@ void quantize_node(Rewrite& r, Node& n) {
     result = add_op(r, "Add", base + "_bias_add", {result, bias})->outputs[0];
   }
   take_over_output(g, n, *result->producer);
-  r.decisions.push_back({base, n.op_type, "int8",
+  r.decisions.push_back({base, op, "int8",
                          fmt::format("dynamic {}: weight {} {}, activation uint8 per run",
                                      is_conv ? "ConvInteger" : "MatMulInteger",
                                      dtype_name(r.options.weight_type),

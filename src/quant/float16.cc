@@ -133,8 +133,9 @@ class FloatConverter {
     for (int i = 0; i < n.num_inputs(); ++i) {
       Value* v = n.inputs[i];
       if (!v) continue;
-      if (low && is_f32(v) && formal_allows(types->inputs, i, to_)) g.set_input(&n, i, reduced_input(v));
-      else if (low_.contains(v)) g.set_input(&n, i, cast_of(v, DataType::kFloat, to_float_));
+      const bool slot_low = low && formal_allows(types->inputs, i, to_);
+      if (slot_low && !low_.contains(v) && is_f32(v)) g.set_input(&n, i, reduced_input(v));
+      else if (!slot_low && low_.contains(v)) g.set_input(&n, i, cast_of(v, DataType::kFloat, to_float_));
     }
     if (low && n.op_type == "Constant") {
       Attribute* a = n.attr("value");

@@ -45,6 +45,7 @@ class QOperatorRewrite {
 
   void convert(Node& n) {
     Graph& g = r_.graph;
+    const std::string label = node_label(n), op = n.op_type;  // n is removed below
     Value* y = quantized_output(g, n);
     Node* absorbed = y != n.outputs[0] ? y->producer : nullptr;
     QTensor& x = quantized(n.inputs[0]);
@@ -60,7 +61,7 @@ class QOperatorRewrite {
     if (conv && n.has_input(2))
       ins.push_back(add_constant(r_, n.inputs[2]->name + "_quantized",
                                  quantize_bias(n.inputs[2]->data, x.params.scale[0], qw.params.scale)));
-    Node* qn = add_op(r_, conv ? "QLinearConv" : "QLinearMatMul", node_label(n) + "_quant", ins);
+    Node* qn = add_op(r_, conv ? "QLinearConv" : "QLinearMatMul", label + "_quant", ins);
     if (conv)
       for (const Attribute& a : n.attrs) qn->attrs.push_back(a);
     out.q = qn->outputs[0];
@@ -71,14 +72,15 @@ class QOperatorRewrite {
       g.set_input(absorbed, 0, nullptr);
       g.remove_node(&n);
     }
+    const std::string absorbed_op = absorbed ? absorbed->op_type : "";
     take_over_output(g, *last, *dq);
     by_float_[y] = out;
     r_.decisions.push_back(
-        {node_label(n), n.op_type, "int8",
+        {label, op, "int8",
          fmt::format("{}: activation {}, weight {} {}{}", qn->op_type,
                      dtype_name(r_.options.activation_type), dtype_name(r_.options.weight_type),
                      axis >= 0 ? "per channel" : "per tensor",
-                     absorbed ? fmt::format(", {} absorbed", absorbed->op_type) : "")});
+                     absorbed_op.empty() ? "" : ", " + absorbed_op + " absorbed")});
   }
 
  private:

@@ -37,6 +37,9 @@ std::string why_not(const Node& n, const QuantizeOptions& o) {
   if (n.op_type == "Gemm") {
     if (int_attr(n, "transA", 0) != 0) return "Gemm with transA";
     if (w->data.rank() != 2) return "its weight is not 2-D";
+    const Attribute* beta = n.attr("beta");
+    if (n.has_input(2) && !n.inputs[2]->is_constant() && beta && beta->f != 1.0f)
+      return "Gemm with beta != 1 and a C computed at run time";
   }
   if (n.op_type == "Conv") {
     if (w->data.rank() < 3) return "its weight has rank below 3";
