@@ -141,6 +141,7 @@ class FloatConverter {
       Attribute* a = n.attr("value");
       if (!a || a->t.dtype() != DataType::kFloat) return record(n, false, "a Constant not of float32");
       a->t = reduced(a->t);
+      ++stats_.converted_initializers;
     }
     if (low)
       for (Value* v : n.outputs)

@@ -23,6 +23,7 @@ QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<Fe
   Graph& g = *m.graph;
   const int opset = opt::model_opset(m);
   Rewrite r{m, g, o, result.decisions, opset};
+  weights_as_initializers(g);
   if (o.mode == Mode::kFloat16 || o.mode == Mode::kBFloat16) {
     result.conversion = convert_float_precision(r, o.mode == Mode::kFloat16 ? DataType::kFloat16
                                                                             : DataType::kBFloat16);

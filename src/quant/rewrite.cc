@@ -41,6 +41,28 @@ void finish_rewrite(Rewrite& r) {
   infer_shapes(r.model);
 }
 
+void weights_as_initializers(Graph& g) {
+  std::vector<Node*> constants;
+  for (const auto& n : g.nodes()) {
+    const Attribute* a = n->attr("value");
+    if (n->op_type != "Constant" || !n->domain.empty() || !a || a->kind != AttrKind::kTensor ||
+        n->outputs.size() != 1 || !n->outputs[0])
+      continue;
+    for (const Use& u : n->outputs[0]->uses)
+      if ((u.node->op_type == "Conv" || u.node->op_type == "MatMul" || u.node->op_type == "Gemm") &&
+          u.input_index >= 1 && u.node->owner == &g) {
+        constants.push_back(n.get());
+        break;
+      }
+  }
+  for (Node* n : constants) {
+    Value* v = n->outputs[0];
+    v->data = n->attr("value")->t;
+    g.remove_node(n);
+    g.initializers.push_back(v);
+  }
+}
+
 int weight_axis(const Node& n, const QuantizeOptions& o, int opset) {
   const bool want = o.per_channel == PerChannel::kOn ||
                     (o.per_channel == PerChannel::kDefault && n.op_type == "Conv");

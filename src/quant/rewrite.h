@@ -36,6 +36,10 @@ void take_over_output(Graph& g, Node& old, Node& by);
 // Sorts the graph, drops what nothing reads (the float weights replaced), infers types again.
 void finish_rewrite(Rewrite& r);
 
+// Constant nodes giving a Conv, MatMul or Gemm its weight or bias become initializers (so the
+// weight is found as one).
+void weights_as_initializers(Graph& g);
+
 // The weight's channel axis for per-channel quantization, or -1 for per tensor: Conv's output
 // channels (0), MatMul's columns (1), Gemm's N (0 with transB, else 1). Per channel needs
 // DequantizeLinear's axis (opset 13).
@@ -61,7 +65,7 @@ void quantize_static_qoperator(Rewrite& r, const Selection& s, const TensorRange
 
 // fp16/bf16: counts of what the conversion did.
 struct FloatConversion {
-  int64_t converted_initializers = 0;
+  int64_t converted_initializers = 0;  // and Constant nodes
   int64_t clamped_values = 0;      // beyond the type's range, clamped to its largest finite value
   int64_t flushed_values = 0;      // nonzero values that became 0 (below the smallest subnormal)
   int64_t casts_added = 0;
