@@ -42,12 +42,19 @@ void finish_rewrite(Rewrite& r) {
 }
 
 void weights_as_initializers(Graph& g) {
+  // A Constant node's tensor, or an Identity of an initializer (torch shares equal biases so).
+  auto constant_data = [](const Node& n) -> const Tensor* {
+    if (!n.domain.empty() || n.outputs.size() != 1 || !n.outputs[0]) return nullptr;
+    const Attribute* a = n.attr("value");
+    if (n.op_type == "Constant" && a && a->kind == AttrKind::kTensor) return &a->t;
+    if (n.op_type == "Identity" && n.has_input(0) && n.inputs[0]->is_constant() &&
+        !n.inputs[0]->is_graph_input)
+      return &n.inputs[0]->data;
+    return nullptr;
+  };
   std::vector<Node*> constants;
   for (const auto& n : g.nodes()) {
-    const Attribute* a = n->attr("value");
-    if (n->op_type != "Constant" || !n->domain.empty() || !a || a->kind != AttrKind::kTensor ||
-        n->outputs.size() != 1 || !n->outputs[0])
-      continue;
+    if (!constant_data(*n)) continue;
     for (const Use& u : n->outputs[0]->uses)
       if ((u.node->op_type == "Conv" || u.node->op_type == "MatMul" || u.node->op_type == "Gemm") &&
           u.input_index >= 1 && u.node->owner == &g) {
@@ -57,7 +64,7 @@ void weights_as_initializers(Graph& g) {
   }
   for (Node* n : constants) {
     Value* v = n->outputs[0];
-    v->data = n->attr("value")->t;
+    v->data = *constant_data(*n);
     g.remove_node(n);
     g.initializers.push_back(v);
   }

@@ -36,8 +36,8 @@ void take_over_output(Graph& g, Node& old, Node& by);
 // Sorts the graph, drops what nothing reads (the float weights replaced), infers types again.
 void finish_rewrite(Rewrite& r);
 
-// Constant nodes giving a Conv, MatMul or Gemm its weight or bias become initializers (so the
-// weight is found as one).
+// Constant nodes (and Identities of initializers) giving a Conv, MatMul or Gemm its weight or
+// bias become initializers, so the weight is found as one.
 void weights_as_initializers(Graph& g);
 
 // The weight's channel axis for per-channel quantization, or -1 for per tensor: Conv's output
