@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/input_options.h"
@@ -13,9 +14,11 @@
 #include "engine/runner.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
+#include "profile/optimize_report.h"
 #include "ops/check.h"
 #include "ops/infer.h"
 #include "quant/evaluate.h"
+#include "quant/mixed_precision.h"
 #include "quant/quantize.h"
 #include "quant/report.h"
 #include "runtime/input_dims.h"
@@ -33,8 +36,8 @@ struct QuantizeArgs {
   std::string model, out, mode = "dynamic", format = "qdq", method = "minmax", report;
   std::string activation_type = "uint8", weight_type = "int8";
   std::string calibrate, eval;
-  int calibrate_random = 0, eval_random = 2, latency_runs = 5, threads = 0;
-  double percentile = 99.99;
+  int calibrate_random = 0, eval_random = 2, latency_runs = 5, threads = 0, level = 2;
+  double percentile = 99.99, max_loss = -1;
   bool per_channel = false, per_tensor = false, keep_io_types = true, no_progress = false;
   bool allow_newer_opset = false;
   uint64_t seed = 0;
@@ -126,7 +129,9 @@ int run_quantize(const QuantizeArgs& a) {
   for (const std::string& w : check_model(m, {.allow_newer_opset = a.allow_newer_opset}))
     std::cerr << "kiln: warning: " << w << "\n";
   infer_shapes(m);
-  const engine::EngineOptions eopts{.threads = a.threads, .allow_newer_opset = a.allow_newer_opset};
+  // The models run as `kiln run` and `kiln bench` run them (-O 2 by default).
+  const engine::EngineOptions eopts{.threads = a.threads, .optimize_level = a.level,
+                                    .allow_newer_opset = a.allow_newer_opset};
   auto float_runner = engine::open_model(a.model, engine::EngineKind::kFast, eopts);
 
   Sets calibration;
@@ -137,24 +142,51 @@ int run_quantize(const QuantizeArgs& a) {
                              "accuracy figures below, then mean little for real inputs\n",
                              calibration.feeds.size(), a.seed);
 
+  // Random calibration is measured on other random sets (the seeds after it), folders on themselves.
+  const uint64_t eval_seed = a.seed + static_cast<uint64_t>(a.calibrate_random);
+  const bool own_sets = !calibration.feeds.empty() && !calibration.random;
+  const Sets eval = !a.eval.empty() ? folder_sets(a.eval, *float_runner)
+                    : own_sets      ? calibration
+                                    : random_sets(a.eval_random, eval_seed, a, *float_runner);
+
   const quant::CalibrationOptions copts{.method = opts.method, .percentile = a.percentile,
                                         .threads = a.threads, .progress = !a.no_progress};
   quant::QuantizeReport report{.model = a.model, .output = a.out, .options = opts};
+  report.max_loss = a.max_loss;
+  const bool mixed = a.max_loss >= 0;
+  KILN_CHECK(!mixed || opts.mode == quant::Mode::kDynamic || opts.mode == quant::Mode::kStatic,
+             ErrorKind::kBadInput, "--max-loss needs --mode dynamic or static");
+  std::optional<Model> pristine;
+  if (mixed) pristine = quant::clone_model(m);
   report.result = quant::quantize(m, opts, calibration.feeds, calibration.names, copts, a.model);
+  if (mixed) {
+    report.mixed = quant::search_mixed_precision(*pristine, opts, report.result.ranges,
+                                                 report.result.decisions, *float_runner,
+                                                 eval.feeds, a.max_loss, !a.no_progress);
+    if (!report.mixed->kept_float.empty()) {
+      // The model again, with the nodes the search kept float excluded.
+      quant::QuantizeOptions kept = opts;
+      for (const std::string& n : report.mixed->kept_float) kept.exclude_nodes.push_back(n);
+      m = quant::clone_model(*pristine);
+      quant::QuantizeResult r = quant::quantize_with_ranges(m, kept, report.result.ranges, a.model);
+      r.calibration_sets = report.result.calibration_sets;
+      for (quant::NodeDecision& d : r.decisions)
+        for (const auto& [node, damage] : report.mixed->damage)
+          if (d.node == node && d.precision == "float" &&
+              std::find(opts.exclude_nodes.begin(), opts.exclude_nodes.end(), node) == opts.exclude_nodes.end())
+            d.reason = fmt::format("kept float by --max-loss: quantized alone it costs {:.3g} of cosine", damage);
+      report.result = std::move(r);
+    }
+  }
   save_model(m, a.out);  // written whole or not at all (a temporary file and a rename)
   report.quantize_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
   m = Model{};
+  pristine.reset();
   report.bytes_before = file_bytes(a.model);
   report.bytes_after = file_bytes(a.out);
 
   // The measurements: both models on the evaluation sets, on kiln's fast engine.
   auto quant_runner = engine::open_model(a.out, engine::EngineKind::kFast, eopts);
-  // Random calibration is measured on other random sets (the seeds after it), folders on themselves.
-  const uint64_t eval_seed = a.seed + static_cast<uint64_t>(a.calibrate_random);
-  const bool own_sets = !calibration.feeds.empty() && !calibration.random;
-  Sets eval = !a.eval.empty() ? folder_sets(a.eval, *float_runner)
-              : own_sets      ? std::move(calibration)
-                              : random_sets(a.eval_random, eval_seed, a, *float_runner);
   report.eval_sets = static_cast<int>(eval.feeds.size());
   report.random_inputs = eval.random;
   report.eval_source = !a.eval.empty() ? "sets of " + a.eval
@@ -165,14 +197,19 @@ int run_quantize(const QuantizeArgs& a) {
     if (a.latency_runs > 0) {
       report.latency_runs = a.latency_runs;
       report.threads = a.threads;
-      report.latency_before_ms = quant::median_latency_ms(*float_runner, eval.feeds[0], a.latency_runs);
-      report.latency_after_ms = quant::median_latency_ms(*quant_runner, eval.feeds[0], a.latency_runs);
+      const auto [before, after] =
+          quant::median_latencies_ms(*float_runner, *quant_runner, eval.feeds[0], a.latency_runs);
+      report.latency_before_ms = before;
+      report.latency_after_ms = after;
     }
   }
   std::cout << quant::summary_text(report);
   std::cout << fmt::format("wrote {}\n", a.out);
   if (!a.report.empty()) {
-    write_file_atomically(a.report, json_text(quant::report_json(report), 2) + "\n");
+    // An .html name gets the page; any other, the JSON record tools read.
+    write_file_atomically(a.report, is_html_path(a.report)
+                                        ? quant::report_html(report)
+                                        : json_text(quant::report_json(report), 2) + "\n");
     std::cout << fmt::format("report: {}\n", a.report);
   }
   return 0;
@@ -210,11 +247,18 @@ Action add_quantize(CLI::App& app) {
                "fp16/bf16: the model's inputs and outputs stay float32 (default on)");
   app.add_option("--eval", a->eval,
                  "Measure the error on these input sets (default: the calibration sets, else random)");
+  app.add_option("--max-loss", a->max_loss,
+                 "Mixed precision: keep the nodes that hurt most float until 1 - cosine of every "
+                 "output on the evaluation sets is at most X (e.g. 0.01)")
+      ->check(CLI::Range(0.0, 2.0));
   app.add_option("--eval-random", a->eval_random, "Random sets to measure on when there are none (default 2)");
   app.add_option("--latency-runs", a->latency_runs, "Runs per model for the latency median (0: none; default 5)");
-  app.add_option("--report", a->report, "Write the report (JSON) here");
+  app.add_option("--report", a->report, "Write the report here: an HTML page when FILE ends in .html, else JSON");
   app.add_option("--dim", a->dims, "Value of a symbolic dim for random sets, NAME=VALUE");
   app.add_option("--seed", a->seed, "First random seed (default 0)");
+  app.add_option("-O", a->level,
+                 "Optimize both models first when measuring them, as kiln run -O N does (default 2)")
+      ->check(CLI::Range(0, 3));
   app.add_option("--threads", a->threads, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
   app.add_flag("--no-progress", a->no_progress, "No progress bar on stderr");
   add_allow_newer_opset(app, a->allow_newer_opset);

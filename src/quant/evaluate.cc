@@ -84,16 +84,22 @@ std::vector<OutputError> compare_models(engine::ModelRunner& reference,
   return out;
 }
 
-double median_latency_ms(engine::ModelRunner& runner, const FeedSet& feeds, int runs) {
-  runner.run(feeds);
-  std::vector<double> ms;
-  for (int i = 0; i < std::max(runs, 1); ++i) {
+std::pair<double, double> median_latencies_ms(engine::ModelRunner& a, engine::ModelRunner& b,
+                                              const FeedSet& feeds, int runs) {
+  a.run(feeds);
+  b.run(feeds);
+  std::vector<double> ms[2];
+  auto time = [&](engine::ModelRunner& r, std::vector<double>& out) {
     const auto t0 = std::chrono::steady_clock::now();
-    runner.run(feeds);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    r.run(feeds);
+    out.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  };
+  for (int i = 0; i < std::max(runs, 1); ++i) {
+    time(a, ms[0]);
+    time(b, ms[1]);
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  for (auto& m : ms) std::sort(m.begin(), m.end());
+  return {ms[0][ms[0].size() / 2], ms[1][ms[1].size() / 2]};
 }
 
 }  // namespace kiln::quant

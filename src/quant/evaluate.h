@@ -30,7 +30,9 @@ std::vector<OutputError> compare_models(engine::ModelRunner& reference,
 // One output tensor pair's cosine similarity (1 when both are zero).
 double cosine_similarity(const Tensor& a, const Tensor& b);
 
-// The median wall time of `runs` runs on one set, after one warm-up run, in milliseconds.
-double median_latency_ms(engine::ModelRunner& runner, const FeedSet& feeds, int runs);
+// The median wall times of `runs` runs of each model on one set, in milliseconds, after a warm-up
+// run of each; the runs take turns (a b a b ...) so the machine's load falls on both alike.
+std::pair<double, double> median_latencies_ms(engine::ModelRunner& a, engine::ModelRunner& b,
+                                              const FeedSet& feeds, int runs);
 
 }  // namespace kiln::quant

@@ -16,9 +16,13 @@ Model clone_model(const Model& m) {
   return c;
 }
 
-QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>& sets,
-                        const std::vector<std::string>& set_names, const CalibrationOptions& copts,
-                        const std::string& model_name) {
+namespace {
+
+// Calibrates (when `sets` is given) or takes `given` ranges, then rewrites.
+QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>* sets,
+                            const std::vector<std::string>& set_names,
+                            const CalibrationOptions& copts, const TensorRanges* given,
+                            const std::string& model_name) {
   QuantizeResult result;
   Graph& g = *m.graph;
   const int opset = opt::model_opset(m);
@@ -50,14 +54,35 @@ QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<Fe
     quantize_dynamic(r, s);
   } else {
     const auto tensors = tensors_to_calibrate(g, s, o);
-    result.ranges = calibrate(clone_model(m), tensors, sets, set_names, copts);
-    result.calibration_sets = static_cast<int>(sets.size());
+    if (sets) {
+      result.ranges = calibrate(clone_model(m), tensors, *sets, set_names, copts);
+      result.calibration_sets = static_cast<int>(sets->size());
+    } else {
+      for (const std::string& t : tensors) {
+        auto it = given->find(t);
+        KILN_ASSERT(it != given->end(), "a tensor without a calibrated range");
+        result.ranges[t] = it->second;
+      }
+    }
     if (o.format == Format::kQdq) quantize_static_qdq(r, s, result.ranges);
     else quantize_static_qoperator(r, s, result.ranges);
   }
   finish_rewrite(r);
   for (const NodeDecision& d : s.skipped) result.decisions.push_back(d);
   return result;
+}
+
+}  // namespace
+
+QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>& sets,
+                        const std::vector<std::string>& set_names, const CalibrationOptions& copts,
+                        const std::string& model_name) {
+  return run_quantize(m, o, &sets, set_names, copts, nullptr, model_name);
+}
+
+QuantizeResult quantize_with_ranges(Model& m, const QuantizeOptions& o, const TensorRanges& ranges,
+                                    const std::string& model_name) {
+  return run_quantize(m, o, nullptr, {}, {}, &ranges, model_name);
 }
 
 }  // namespace kiln::quant

@@ -27,6 +27,11 @@ QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<Fe
                         const std::vector<std::string>& set_names, const CalibrationOptions& copts,
                         const std::string& model_name);
 
+// The same with the activation ranges given (static mode: from an earlier calibration holding
+// every tensor the selected nodes need); no calibration runs.
+QuantizeResult quantize_with_ranges(Model& m, const QuantizeOptions& o, const TensorRanges& ranges,
+                                    const std::string& model_name);
+
 // A deep copy of m (through its serialized form), inferred.
 Model clone_model(const Model& m);
 

@@ -40,6 +40,16 @@ std::string summary_text(const QuantizeReport& r) {
   if (r.result.calibration_sets > 0)
     s += fmt::format("  calibration: {} sets, {}, {} tensors\n", r.result.calibration_sets,
                      method_name(r.options.method), r.result.ranges.size());
+  if (r.mixed) {
+    const MixedPrecision& mp = *r.mixed;
+    s += fmt::format("  --max-loss {}: all int8 loses {:.4g} of cosine; {} ({} models measured)\n",
+                     r.max_loss, mp.loss_all,
+                     mp.kept_float.empty()
+                         ? std::string("within the budget, nothing kept float")
+                         : fmt::format("kept float: {} -> loss {:.4g}{}", fmt::join(mp.kept_float, ", "),
+                                       mp.loss_final, mp.reached ? "" : " (budget NOT reached)"),
+                     mp.models_measured);
+  }
   s += fmt::format("  size: {} -> {} ({:.2f}x)\n", mb(r.bytes_before), mb(r.bytes_after),
                    r.bytes_after > 0 ? double(r.bytes_before) / r.bytes_after : 0.0);
   if (r.latency_before_ms && r.latency_after_ms)
@@ -108,6 +118,14 @@ nlohmann::json report_json(const QuantizeReport& r) {
   for (const auto& d : r.result.decisions)
     nodes.push_back({{"node", d.node}, {"op", d.op}, {"precision", d.precision}, {"why", d.reason}});
   j["nodes"] = nodes;
+  if (r.mixed) {
+    json damage = json::array();
+    for (const auto& [node, d] : r.mixed->damage) damage.push_back({{"node", node}, {"loss_alone", d}});
+    j["mixed_precision"] = {{"max_loss", r.max_loss}, {"loss_all_int8", r.mixed->loss_all},
+                            {"loss", r.mixed->loss_final}, {"reached", r.mixed->reached},
+                            {"kept_float", r.mixed->kept_float}, {"damage", damage},
+                            {"models_measured", r.mixed->models_measured}};
+  }
   return j;
 }
 

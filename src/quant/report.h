@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "quant/evaluate.h"
+#include "quant/mixed_precision.h"
 #include "quant/options.h"
 #include "quant/quantize.h"
 
@@ -27,9 +28,12 @@ struct QuantizeReport {
   int latency_runs = 0;
   int threads = 0;
   double quantize_ms = 0;
+  std::optional<MixedPrecision> mixed;  // --max-loss
+  double max_loss = 0;
 };
 
 std::string summary_text(const QuantizeReport& r);
 nlohmann::json report_json(const QuantizeReport& r);
+std::string report_html(const QuantizeReport& r);  // a self-contained page (src/report)
 
 }  // namespace kiln::quant
