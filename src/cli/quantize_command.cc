@@ -129,6 +129,7 @@ int run_quantize(const QuantizeArgs& a) {
   for (const std::string& w : check_model(m, {.allow_newer_opset = a.allow_newer_opset}))
     std::cerr << "kiln: warning: " << w << "\n";
   infer_shapes(m);
+  quant::check_quantizable(m, opts, a.model);  // bad filters, nothing to quantize: before any run
   // The models run as `kiln run` and `kiln bench` run them (-O 2 by default).
   const engine::EngineOptions eopts{.threads = a.threads, .optimize_level = a.level,
                                     .allow_newer_opset = a.allow_newer_opset};

@@ -18,22 +18,11 @@ Model clone_model(const Model& m) {
 
 namespace {
 
-// Calibrates (when `sets` is given) or takes `given` ranges, then rewrites.
-QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>* sets,
-                            const std::vector<std::string>& set_names,
-                            const CalibrationOptions& copts, const TensorRanges* given,
-                            const std::string& model_name) {
-  QuantizeResult result;
+// The nodes to quantize, after the checks of check_quantizable.
+Selection selection_of(Model& m, const QuantizeOptions& o, const std::string& model_name) {
   Graph& g = *m.graph;
-  const int opset = opt::model_opset(m);
-  Rewrite r{m, g, o, result.decisions, opset};
   weights_as_initializers(g);
-  if (o.mode == Mode::kFloat16 || o.mode == Mode::kBFloat16) {
-    result.conversion = convert_float_precision(r, o.mode == Mode::kFloat16 ? DataType::kFloat16
-                                                                            : DataType::kBFloat16);
-    finish_rewrite(r);
-    return result;
-  }
+  const int opset = opt::model_opset(m);
   KILN_CHECK(opset >= 10, ErrorKind::kUnsupported,
              "'{}' imports ai.onnx opset {}; quantized ops need opset 10 or newer", model_name, opset);
   check_filters(g, o, model_name);
@@ -50,6 +39,26 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
     fail(ErrorKind::kBadModel, "'{}': nothing to quantize in {} mode: {}", model_name,
          mode_name(o.mode), why);
   }
+  return s;
+}
+
+// Calibrates (when `sets` is given) or takes `given` ranges, then rewrites.
+QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>* sets,
+                            const std::vector<std::string>& set_names,
+                            const CalibrationOptions& copts, const TensorRanges* given,
+                            const std::string& model_name) {
+  QuantizeResult result;
+  Graph& g = *m.graph;
+  const int opset = opt::model_opset(m);
+  Rewrite r{m, g, o, result.decisions, opset};
+  weights_as_initializers(g);
+  if (o.mode == Mode::kFloat16 || o.mode == Mode::kBFloat16) {
+    result.conversion = convert_float_precision(r, o.mode == Mode::kFloat16 ? DataType::kFloat16
+                                                                            : DataType::kBFloat16);
+    finish_rewrite(r);
+    return result;
+  }
+  const Selection s = selection_of(m, o, model_name);
   if (o.mode == Mode::kDynamic) {
     quantize_dynamic(r, s);
   } else {
@@ -73,6 +82,10 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
 }
 
 }  // namespace
+
+void check_quantizable(Model& m, const QuantizeOptions& o, const std::string& model_name) {
+  if (o.mode == Mode::kDynamic || o.mode == Mode::kStatic) selection_of(m, o, model_name);
+}
 
 QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>& sets,
                         const std::vector<std::string>& set_names, const CalibrationOptions& copts,

@@ -14,6 +14,7 @@
 #include "ops/check.h"
 #include "ops/infer.h"
 #include "quant/evaluate.h"
+#include "quant/mixed_precision.h"
 #include "quant/quantize.h"
 #include "runtime/random_inputs.h"
 #include "support/error.h"
@@ -206,6 +207,30 @@ TEST(QuantStatic, ExcludedNodeStaysFloat) {
   for (const auto& n : m.graph->nodes())
     weight_dq += n->op_type == "DequantizeLinear" && n->inputs[0]->data.dtype() == DataType::kInt8;
   EXPECT_EQ(weight_dq, 2);
+}
+
+TEST(QuantMixedPrecision, KeepsTheWorstNodesFloat) {
+  Model pristine = load_text(cnn_text());
+  Model m = load_text(cnn_text());
+  const QuantizeOptions o{.mode = Mode::kStatic, .activation_type = DataType::kInt8};
+  const QuantizeResult r = run(m, o, 4);
+  auto reference = engine::make_runner(load_text(cnn_text()), engine::EngineKind::kFast);
+  const auto sets = random_sets(pristine, 2, 50);
+  const MixedPrecision loose = search_mixed_precision(pristine, o, r.ranges, r.decisions, *reference,
+                                                      sets, 1.0, false);
+  EXPECT_TRUE(loose.reached);
+  EXPECT_TRUE(loose.kept_float.empty());
+  ASSERT_GT(loose.loss_all, 0);
+  const MixedPrecision tight = search_mixed_precision(pristine, o, r.ranges, r.decisions, *reference,
+                                                      sets, loose.loss_all / 4, false);
+  ASSERT_EQ(tight.damage.size(), 3u);  // two convs and the Gemm
+  for (size_t i = 1; i < tight.damage.size(); ++i) EXPECT_GE(tight.damage[i - 1].second, tight.damage[i].second);
+  ASSERT_FALSE(tight.kept_float.empty());
+  EXPECT_EQ(tight.kept_float[0], tight.damage[0].first);
+  EXPECT_LT(tight.loss_final, tight.loss_all);
+  if (tight.reached) {
+    EXPECT_LE(tight.loss_final, loose.loss_all / 4);
+  }
 }
 
 TEST(QuantFloat16, ConvertsWithRangeChecks) {

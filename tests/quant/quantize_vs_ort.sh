@@ -56,6 +56,18 @@ check_case mlp_static mlp 0.99 --mode static
 check_case squeezenet_static_qdq squeezenet1_1 0.99 --mode static
 check_case squeezenet_static_qoperator squeezenet1_1 0.99 --mode static --format qoperator
 check_case squeezenet_fp16 squeezenet1_1 0.999 --mode fp16
+# Mixed precision: a budget below the all-int8 loss keeps the most damaging convs float.
+check_case squeezenet_mixed squeezenet1_1 0.99 --mode static --max-loss 0.00003
+$py - squeezenet_mixed.json <<'PY' || status=1
+import json, sys
+mp = json.load(open(sys.argv[1]))["mixed_precision"]
+kept = mp["kept_float"]
+print(f"squeezenet --max-loss {mp['max_loss']}: all int8 loses {mp['loss_all_int8']:.3g}, "
+      f"{len(kept)} kept float -> {mp['loss']:.3g}")
+ok = mp["loss_all_int8"] > mp["max_loss"] and kept and mp["loss"] < mp["loss_all_int8"]
+ok = ok and (not mp["reached"] or mp["loss"] <= mp["max_loss"])
+sys.exit(0 if ok else 1)
+PY
 # QDQ on every conv of the file, per channel, int32 biases: the form ORT's quantize_static writes.
 $py - squeezenet_static_qdq.onnx <<'PY' || status=1
 import sys, onnx
