@@ -74,6 +74,8 @@ int weight_axis(const Node& n, const QuantizeOptions& o, int opset) {
   const bool want = o.per_channel == PerChannel::kOn ||
                     (o.per_channel == PerChannel::kDefault && n.op_type == "Conv");
   if (!want) return -1;
+  // DequantizeLinear's axis is opset 13; QLinearConv and MatMulInteger take per-channel from 10.
+  if (o.mode == Mode::kStatic && o.format == Format::kQdq && opset < 13) return -1;
   if (n.op_type == "Conv") return 0;
   if (n.op_type == "Gemm") {
     const Attribute* t = n.attr("transB");
