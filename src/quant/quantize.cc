@@ -6,6 +6,7 @@
 #include "onnx/import.h"
 #include "ops/infer.h"
 #include "opt/graph_edit.h"
+#include "opt/pipeline.h"
 #include "support/error.h"
 
 namespace kiln::quant {
@@ -22,9 +23,6 @@ namespace {
 Selection selection_of(Model& m, const QuantizeOptions& o, const std::string& model_name) {
   Graph& g = *m.graph;
   weights_as_initializers(g);
-  const int opset = opt::model_opset(m);
-  KILN_CHECK(opset >= 10, ErrorKind::kUnsupported,
-             "'{}' imports ai.onnx opset {}; quantized ops need opset 10 or newer", model_name, opset);
   check_filters(g, o, model_name);
   const Selection s = select_nodes(g, o);
   if (s.nodes.empty()) {
@@ -58,6 +56,27 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
     finish_rewrite(r);
     return result;
   }
+  std::string why_not_raised;
+  if (const int before = opt::model_opset(m); before < 13) {
+    // Quantized ops need opset 10, DequantizeLinear's axis 13: raised where no op changes meaning
+    // (13 first, else 10).
+    for (int target : {13, 10}) {
+      if (opt::model_opset(m) >= target) break;
+      opt::PipelineOptions po;
+      po.pass.target_opset = target;
+      const opt::OptimizeResult raised = opt::optimize(m, {"raise-opset"}, po);
+      if (!raised.near_misses.empty() && why_not_raised.empty())
+        why_not_raised = raised.near_misses[0].reason;
+    }
+    r.opset = opt::model_opset(m);
+    if (r.opset != before)
+      result.notes.push_back(fmt::format("ai.onnx opset raised from {} to {} (no op changes meaning{})",
+                                         before, r.opset,
+                                         why_not_raised.empty() ? "" : "; not further: " + why_not_raised));
+  }
+  KILN_CHECK(r.opset >= 10, ErrorKind::kUnsupported,
+             "'{}' imports ai.onnx opset {}, quantized ops need 10 ({})", model_name, r.opset,
+             why_not_raised);
   const Selection s = selection_of(m, o, model_name);
   if (o.mode == Mode::kDynamic) {
     quantize_dynamic(r, s);

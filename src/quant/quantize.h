@@ -18,6 +18,7 @@ struct QuantizeResult {
   TensorRanges ranges;                  // static: the calibrated range of each tensor
   FloatConversion conversion;           // fp16/bf16
   int calibration_sets = 0;
+  std::vector<std::string> notes;       // what else was done to the model (its opset raised ...)
 };
 
 // Rewrites m (loaded, checked and inferred) in place. Static mode runs the calibration over

@@ -24,6 +24,7 @@ std::string summary_text(const QuantizeReport& r) {
   for (const auto& d : r.result.decisions) ++by_precision[d.precision];
   s += fmt::format("quantized {} -> {} ({} mode, {}) in {:.0f} ms\n", r.model, r.output,
                    mode_name(r.options.mode), format_name(r.options), r.quantize_ms);
+  for (const std::string& n : r.result.notes) s += fmt::format("  note: {}\n", n);
   std::string counts;
   for (const auto& [p, n] : by_precision) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, p);
   s += fmt::format("  nodes: {}\n", counts.empty() ? "none" : counts);
@@ -118,6 +119,7 @@ nlohmann::json report_json(const QuantizeReport& r) {
   for (const auto& d : r.result.decisions)
     nodes.push_back({{"node", d.node}, {"op", d.op}, {"precision", d.precision}, {"why", d.reason}});
   j["nodes"] = nodes;
+  j["notes"] = r.result.notes;
   if (r.mixed) {
     json damage = json::array();
     for (const auto& [node, d] : r.mixed->damage) damage.push_back({{"node", node}, {"loss_alone", d}});

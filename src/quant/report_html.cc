@@ -9,7 +9,7 @@ namespace kiln::quant {
 
 std::string report_html(const QuantizeReport& r) {
   HtmlPage page(fmt::format("kiln quantize: {}", r.model));
-  page.heading(fmt::format("kiln quantize: {} mode", mode_name(r.options.mode)), 1);
+  page.heading(fmt::format("{} mode", mode_name(r.options.mode)));
   std::vector<std::pair<std::string, std::string>> facts = {
       {"model", r.model},
       {"output", r.output},
