@@ -40,7 +40,13 @@ void quantize_node(Rewrite& r, Node& n) {
   // MatMulInteger's b_zero_point is per column at most; ConvInteger's w_zero_point per channel.
   const QuantizedWeight qw = quantize_weight(w, r.options.weight_type, axis);
   Value* wq = add_constant(r, n.inputs[kWeightInput]->name + "_quantized", qw.values);
-  Value* wzp = add_constant(r, n.inputs[kWeightInput]->name + "_zero_point", zero_point_tensor(qw.params));
+  // Symmetric weights have one zero point for every channel: written as a scalar, since ONNX
+  // Runtime's ConvInteger takes no other (the per-channel scales are applied by the Mul after).
+  QuantParams zp = qw.params;
+  for (int32_t z : zp.zero_point) KILN_ASSERT(z == zp.zero_point[0], "symmetric zero points differ");
+  zp.axis = -1;
+  zp.zero_point.resize(1);
+  Value* wzp = add_constant(r, n.inputs[kWeightInput]->name + "_zero_point", zero_point_tensor(zp));
   Tensor wscale = scale_tensor(qw.params);
   if (is_gemm) {
     const float alpha = float_attr(n, "alpha", 1.0f);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# kiln quantize on small torch-exported models (an MLP, SqueezeNet 1.1): each quantized file runs
+# kiln quantize on small torch-exported models (an MLP, SqueezeNet 1.1; dynamic with MatMulInteger and
+# with ConvInteger, static QDQ and QOperator, fp16, mixed precision): each quantized file runs
 # in ONNX Runtime and in kiln, the two agree within the quantization's tolerance, and both agree
 # with the float model (cosine >= 0.99; fp16 >= 0.999) on held-out input sets. Then the bad inputs:
 # exit code 2, one line on stderr, no output file.
@@ -55,6 +56,7 @@ check_case mlp_dynamic_per_channel mlp 0.99 --mode dynamic --per-channel
 check_case mlp_static mlp 0.99 --mode static
 check_case squeezenet_static_qdq squeezenet1_1 0.99 --mode static
 check_case squeezenet_static_qoperator squeezenet1_1 0.99 --mode static --format qoperator
+check_case squeezenet_dynamic_conv squeezenet1_1 0.99 --mode dynamic --include-ops Conv
 check_case squeezenet_fp16 squeezenet1_1 0.999 --mode fp16
 # Mixed precision: a budget below the all-int8 loss keeps the most damaging convs float.
 check_case squeezenet_mixed squeezenet1_1 0.99 --mode static --max-loss 0.00003
