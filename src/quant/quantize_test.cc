@@ -149,6 +149,30 @@ TEST(QuantDynamic, ConvOnlyWhenAsked) {
   EXPECT_GE(worst_cosine(cnn_text(), c), 0.99);
 }
 
+TEST(QuantDynamic, ConvIntegerTakesAScalarZeroPoint) {
+  Model m = load_text(cnn_text());
+  run(m, {.mode = Mode::kDynamic, .include_ops = {"Conv"}});
+  for (const auto& n : m.graph->nodes())
+    if (n->op_type == "ConvInteger") {
+      ASSERT_TRUE(n->has_input(3));
+      EXPECT_EQ(n->inputs[3]->data.numel(), 1);  // ONNX Runtime takes no per-channel zero point
+    }
+}
+
+TEST(QuantStatic, OldOpsetIsRaised) {
+  std::string text = cnn_text();
+  text.replace(text.find("\"\" : 17"), 7, "\"\" : 11");
+  Model m = load_text(text);
+  const QuantizeResult r = run(m, {.mode = Mode::kStatic});
+  EXPECT_EQ(m.opsets.at(""), 13);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("from 11 to 13"), std::string::npos) << r.notes[0];
+  int per_channel = 0;
+  for (const auto& n : m.graph->nodes()) per_channel += n->op_type == "DequantizeLinear" && n->attr("axis");
+  EXPECT_GT(per_channel, 0);
+  EXPECT_GE(worst_cosine(text, m), 0.99);
+}
+
 TEST(QuantStatic, QdqAroundConvsWithInt32Bias) {
   Model m = load_text(cnn_text());
   const QuantizeResult r = run(m, {.mode = Mode::kStatic});
