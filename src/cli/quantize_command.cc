@@ -19,7 +19,6 @@
 #include "ops/infer.h"
 #include "quant/evaluate.h"
 #include "quant/mixed_precision.h"
-#include "quant/predict.h"
 #include "quant/quantize.h"
 #include "quant/report.h"
 #include "runtime/input_dims.h"
@@ -40,7 +39,7 @@ struct QuantizeArgs {
   int calibrate_random = 0, eval_random = 2, latency_runs = 5, threads = 0, level = 2;
   double percentile = 99.99, max_loss = -1;
   bool per_channel = false, per_tensor = false, keep_io_types = true, no_progress = false;
-  bool allow_newer_opset = false, predict = false;
+  bool allow_newer_opset = false;
   uint64_t seed = 0;
   std::vector<std::string> dims, include_ops, exclude_ops, exclude_nodes;
 };
@@ -113,17 +112,13 @@ quant::QuantizeOptions quantize_options(const QuantizeArgs& a) {
 int run_quantize(const QuantizeArgs& a) {
   using clock = std::chrono::steady_clock;
   KILN_CHECK(!a.model.empty(), ErrorKind::kBadInput, "no model given");
-  const bool predict_only = a.predict && a.out.empty();
-  KILN_CHECK(!a.out.empty() || a.predict, ErrorKind::kBadInput, "no output given (-o OUT)");
+  KILN_CHECK(!a.out.empty(), ErrorKind::kBadInput, "no output given (-o OUT)");
   const quant::QuantizeOptions opts = quantize_options(a);
   KILN_CHECK(a.percentile > 0 && a.percentile <= 100, ErrorKind::kBadInput,
              "--percentile {}: expected a value in (0, 100]", a.percentile);
   KILN_CHECK(a.calibrate.empty() || a.calibrate_random == 0, ErrorKind::kBadInput,
              "--calibrate and --calibrate-random exclude each other");
-  KILN_CHECK(!a.predict || opts.mode == quant::Mode::kDynamic || opts.mode == quant::Mode::kStatic,
-             ErrorKind::kBadInput, "--predict needs --mode dynamic or static");
-  KILN_CHECK(predict_only || opts.mode != quant::Mode::kStatic || !a.calibrate.empty() ||
-                 a.calibrate_random > 0,
+  KILN_CHECK(opts.mode != quant::Mode::kStatic || !a.calibrate.empty() || a.calibrate_random > 0,
              ErrorKind::kBadInput,
              "static mode needs calibration sets: --calibrate DIR or --calibrate-random N");
   if (opts.mode == quant::Mode::kStatic && opts.weight_type == DataType::kUInt8)
@@ -134,21 +129,12 @@ int run_quantize(const QuantizeArgs& a) {
   for (const std::string& w : check_model(m, {.allow_newer_opset = a.allow_newer_opset}))
     std::cerr << "kiln: warning: " << w << "\n";
   infer_shapes(m);
-  // Bad filters, nothing to quantize: said before any run.
-  const std::vector<quant::NodeDecision> planned = quant::check_quantizable(m, opts, a.model);
+  quant::check_quantizable(m, opts, a.model);  // bad filters, nothing to quantize: before any run
   // The models run as `kiln run` and `kiln bench` run them (-O 2 by default).
   const engine::EngineOptions eopts{.threads = a.threads, .optimize_level = a.level,
                                     .allow_newer_opset = a.allow_newer_opset};
   auto float_runner = engine::open_model(a.model, engine::EngineKind::kFast, eopts);
 
-  if (predict_only) {  // before any calibration: the profile of the float model and the peaks
-    const Sets sets = !a.eval.empty() ? folder_sets(a.eval, *float_runner)
-                                      : random_sets(1, a.seed, a, *float_runner);
-    std::cout << fmt::format("kiln quantize --predict {} ({} mode, {} nodes to int8)\n", a.model,
-                             quant::mode_name(opts.mode), planned.size());
-    std::cout << quant::prediction_text(quant::predict_speedup(m, sets.feeds[0], planned, a.threads));
-    return 0;
-  }
   Sets calibration;
   if (!a.calibrate.empty()) calibration = folder_sets(a.calibrate, *float_runner);
   else if (a.calibrate_random > 0) calibration = random_sets(a.calibrate_random, a.seed, a, *float_runner);
@@ -171,8 +157,6 @@ int run_quantize(const QuantizeArgs& a) {
   const bool mixed = a.max_loss >= 0;
   KILN_CHECK(!mixed || opts.mode == quant::Mode::kDynamic || opts.mode == quant::Mode::kStatic,
              ErrorKind::kBadInput, "--max-loss needs --mode dynamic or static");
-  if (a.predict && !eval.feeds.empty())
-    report.prediction = quant::predict_speedup(m, eval.feeds[0], planned, a.threads);
   std::optional<Model> pristine;
   if (mixed) pristine = quant::clone_model(m);
   report.result = quant::quantize(m, opts, calibration.feeds, calibration.names, copts, a.model);
@@ -268,9 +252,6 @@ Action add_quantize(CLI::App& app) {
                  "Mixed precision: keep the nodes that hurt most float until 1 - cosine of every "
                  "output on the evaluation sets is at most X (e.g. 0.01)")
       ->check(CLI::Range(0.0, 2.0));
-  app.add_flag("--predict", a->predict,
-               "Predict the int8 speedup from the float model's profile and this CPU's fp32 and "
-               "int8 peaks (alone, without -o: before any calibration)");
   app.add_option("--eval-random", a->eval_random, "Random sets to measure on when there are none (default 2)");
   app.add_option("--latency-runs", a->latency_runs, "Runs per model for the latency median (0: none; default 5)");
   app.add_option("--report", a->report, "Write the report here: an HTML page when FILE ends in .html, else JSON");

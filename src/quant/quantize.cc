@@ -102,13 +102,8 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
 
 }  // namespace
 
-std::vector<NodeDecision> check_quantizable(Model& m, const QuantizeOptions& o,
-                                            const std::string& model_name) {
-  std::vector<NodeDecision> planned;
-  if (o.mode != Mode::kDynamic && o.mode != Mode::kStatic) return planned;
-  for (const Node* n : selection_of(m, o, model_name).nodes)
-    planned.push_back({node_label(*n), n->op_type, "int8", "planned"});
-  return planned;
+void check_quantizable(Model& m, const QuantizeOptions& o, const std::string& model_name) {
+  if (o.mode == Mode::kDynamic || o.mode == Mode::kStatic) selection_of(m, o, model_name);
 }
 
 QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>& sets,

@@ -36,9 +36,7 @@ QuantizeResult quantize_with_ranges(Model& m, const QuantizeOptions& o, const Te
 // The checks quantize() starts with, for a caller that wants them before its own work: fails
 // (kBadInput) on filters naming nothing in the model, (kBadModel) when nothing in it can be
 // quantized in this mode. Takes Constant-node weights as initializers (as quantize() does).
-// Returns the nodes it would quantize (precision int8, nothing measured yet).
-std::vector<NodeDecision> check_quantizable(Model& m, const QuantizeOptions& o,
-                                            const std::string& model_name);
+void check_quantizable(Model& m, const QuantizeOptions& o, const std::string& model_name);
 
 // A deep copy of m (through its serialized form), inferred.
 Model clone_model(const Model& m);

@@ -15,7 +15,6 @@
 #include "ops/infer.h"
 #include "quant/evaluate.h"
 #include "quant/mixed_precision.h"
-#include "quant/predict.h"
 #include "quant/quantize.h"
 #include "runtime/random_inputs.h"
 #include "support/error.h"
@@ -255,21 +254,6 @@ TEST(QuantMixedPrecision, KeepsTheWorstNodesFloat) {
   EXPECT_LT(tight.loss_final, tight.loss_all);
   if (tight.reached) {
     EXPECT_LE(tight.loss_final, loose.loss_all / 4);
-  }
-}
-
-TEST(QuantPredict, ScalesTheQuantizedNodesOfTheProfile) {
-  Model m = load_text(cnn_text());
-  const auto planned = check_quantizable(m, {.mode = Mode::kStatic}, "cnn.onnx");
-  ASSERT_EQ(planned.size(), 3u);  // two convs, the Gemm
-  const Prediction p = predict_speedup(m, random_sets(m, 1, 7)[0], planned, 1);
-  EXPECT_GT(p.fp32_gflops, 0);
-  EXPECT_GT(p.fp32_ms, 0);
-  EXPECT_GT(p.predicted_ms, 0);
-  EXPECT_LE(p.predicted_ms, p.fp32_ms * 1.5);
-  EXPECT_EQ(p.nodes.size(), 3u);
-  if (p.int8_gops) {
-    EXPECT_GT(*p.int8_gops, 0);
   }
 }
 

@@ -1,6 +1,5 @@
 #include "quant/report.h"
 
-#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -18,20 +17,6 @@ std::string format_name(const QuantizeOptions& o) {
 }
 
 }  // namespace
-
-std::string prediction_text(const Prediction& p) {
-  std::string s = fmt::format(
-      "  predicted with int8 kernels: {:.2f} ms -> {:.2f} ms ({:.2f}x), from the float model's "
-      "profile and this CPU's peaks: fp32 {:.0f} GFLOP/s, int8 {}, {:.0f} GB/s\n",
-      p.fp32_ms, p.predicted_ms, p.speedup(), p.fp32_gflops,
-      p.int8_gops ? fmt::format("{:.0f} GOP/s (VNNI)", *p.int8_gops)
-                  : std::string("no VNNI (taken as fp32's)"),
-      p.gbps);
-  for (size_t i = 0; i < p.nodes.size() && i < 5; ++i)
-    s += fmt::format("    {:<44} {:>8.2f} ms -> {:>7.2f} ms ({})\n", p.nodes[i].node, p.nodes[i].fp32_ms,
-                     p.nodes[i].int8_ms, p.nodes[i].compute_bound ? "compute-bound" : "memory-bound");
-  return s;
-}
 
 std::string summary_text(const QuantizeReport& r) {
   std::string s;
@@ -72,18 +57,6 @@ std::string summary_text(const QuantizeReport& r) {
     s += fmt::format("  latency (kiln fast engine, median of {}): {:.2f} ms -> {:.2f} ms ({:.2f}x)\n",
                      r.latency_runs, *r.latency_before_ms, *r.latency_after_ms,
                      *r.latency_before_ms / *r.latency_after_ms);
-  if (r.prediction) {
-    s += prediction_text(*r.prediction);
-    if (r.latency_before_ms && r.latency_after_ms) {
-      const double measured = *r.latency_before_ms / *r.latency_after_ms;
-      s += fmt::format("  prediction {:.2f}x, measured {:.2f}x on kiln's fast engine: {}\n",
-                       r.prediction->speedup(), measured,
-                       std::abs(measured / r.prediction->speedup() - 1) <= 0.25
-                           ? "within 25%"
-                           : "more than 25% apart (where kiln runs the int8 form without fused int8 "
-                             "kernels, it is far slower than predicted)");
-    }
-  }
   if (!r.errors.empty()) {
     s += fmt::format("  outputs vs the float model on {} {}{}:\n", r.eval_sets, r.eval_source,
                      r.random_inputs ? " (random inputs: these figures say little about accuracy "
@@ -147,17 +120,6 @@ nlohmann::json report_json(const QuantizeReport& r) {
     nodes.push_back({{"node", d.node}, {"op", d.op}, {"precision", d.precision}, {"why", d.reason}});
   j["nodes"] = nodes;
   j["notes"] = r.result.notes;
-  if (r.prediction) {
-    const Prediction& p = *r.prediction;
-    json nodes_p = json::array();
-    for (const NodePrediction& n : p.nodes)
-      nodes_p.push_back({{"node", n.node}, {"op", n.op}, {"fp32_ms", n.fp32_ms}, {"int8_ms", n.int8_ms},
-                         {"compute_bound", n.compute_bound}});
-    j["prediction"] = {{"cpu", p.cpu}, {"fp32_gflops", p.fp32_gflops}, {"gbps", p.gbps},
-                       {"int8_gops", p.int8_gops ? json(*p.int8_gops) : json(nullptr)},
-                       {"fp32_ms", p.fp32_ms}, {"predicted_ms", p.predicted_ms},
-                       {"speedup", p.speedup()}, {"nodes", nodes_p}};
-  }
   if (r.mixed) {
     json damage = json::array();
     for (const auto& [node, d] : r.mixed->damage) damage.push_back({{"node", node}, {"loss_alone", d}});

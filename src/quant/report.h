@@ -11,7 +11,6 @@
 #include "quant/evaluate.h"
 #include "quant/mixed_precision.h"
 #include "quant/options.h"
-#include "quant/predict.h"
 #include "quant/quantize.h"
 
 namespace kiln::quant {
@@ -31,11 +30,9 @@ struct QuantizeReport {
   double quantize_ms = 0;
   std::optional<MixedPrecision> mixed;  // --max-loss
   double max_loss = 0;
-  std::optional<Prediction> prediction;  // --predict
 };
 
 std::string summary_text(const QuantizeReport& r);
-std::string prediction_text(const Prediction& p);  // the --predict lines of the summary
 nlohmann::json report_json(const QuantizeReport& r);
 std::string report_html(const QuantizeReport& r);  // a self-contained page (src/report)
 
