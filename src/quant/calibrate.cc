@@ -11,6 +11,8 @@
 
 #include "engine/compiled_model.h"
 #include "opt/graph_edit.h"
+#include "quant/evaluate.h"
+#include "quant/quantize.h"
 #include "runtime/session.h"
 #include "support/error.h"
 
@@ -172,7 +174,7 @@ std::map<std::string, Range> calibrate(Model model, const std::vector<std::strin
     return fmt::format("calibration set {}: ", i < set_names.size() ? set_names[i] : fmt::format("#{}", i));
   };
   const std::set<std::string> wanted(tensors.begin(), tensors.end());
-  std::unique_ptr<engine::CompiledModel> engine;
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<engine::CompiledModel>> engines;
   std::unique_ptr<Session> session;
   std::map<std::string, Source> where;
   RunSet run_set;
@@ -203,10 +205,13 @@ std::map<std::string, Range> calibrate(Model model, const std::vector<std::strin
       }
       where[name] = {false, static_cast<size_t>(out - g.outputs.begin())};
     }
-    engine = std::make_unique<engine::CompiledModel>(std::move(model),
-                                                     engine::EngineOptions{.threads = opts.threads});
+    // One engine per set of input dims (evaluate.h's PerShapeRunner says why).
     run_set = [&](size_t i, const Visit& visit) {
       const auto outs = with_context(context(i), [&] {
+        auto& engine = engines[feed_dims(sets[i])];
+        if (!engine)
+          engine = std::make_unique<engine::CompiledModel>(
+              clone_model(model), engine::EngineOptions{.threads = opts.threads});
         check_feeds(engine->inputs(), sets[i]);
         return engine->run(sets[i]);
       });

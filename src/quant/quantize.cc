@@ -59,10 +59,11 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
     return result;
   }
   std::string why_not_raised;
+  const int least_opset = o.mode == Mode::kDynamic ? 11 : 10;
   if (const int before = opt::model_opset(m); before < 13) {
-    // Quantized ops need opset 10, DequantizeLinear's axis 13: raised where no op changes meaning
-    // (13 first, else 10).
-    for (int target : {13, 10}) {
+    // Quantized ops need opset 10 (DynamicQuantizeLinear 11), DequantizeLinear's axis 13: raised
+    // where no op changes meaning (13 first, else the least the mode needs).
+    for (int target : {13, least_opset}) {
       if (opt::model_opset(m) >= target) break;
       opt::PipelineOptions po;
       po.pass.target_opset = target;
@@ -76,9 +77,9 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
                                          before, r.opset,
                                          why_not_raised.empty() ? "" : "; not further: " + why_not_raised));
   }
-  KILN_CHECK(r.opset >= 10, ErrorKind::kUnsupported,
-             "'{}' imports ai.onnx opset {}, quantized ops need 10 ({})", model_name, r.opset,
-             why_not_raised);
+  KILN_CHECK(r.opset >= least_opset, ErrorKind::kUnsupported,
+             "'{}' imports ai.onnx opset {}, {} quantization needs {} ({})", model_name, r.opset,
+             mode_name(o.mode), least_opset, why_not_raised);
   Selection s = selection_of(m, o, model_name);
   if (o.mode == Mode::kStatic) {
     const auto tensors = tensors_to_calibrate(g, s, o);
