@@ -91,9 +91,13 @@ MachinePeak machine_peak(int threads, bool use_cache) {
       p.copy_gbps = std::max(p.copy_gbps, old->copy_gbps);
       p.triad_gbps = std::max(p.triad_gbps, old->triad_gbps);
       if (old->int8_isa == p.int8_isa) p.int8_gops = std::max(p.int8_gops, old->int8_gops);
-      p.gemm_f32_gops = std::max(p.gemm_f32_gops, old->gemm_f32_gops);
-      p.gemm_int8_gops = std::max(p.gemm_int8_gops, old->gemm_int8_gops);
-      p.gemm_bf16_gops = std::max(p.gemm_bf16_gops, old->gemm_bf16_gops);
+      // The matmul figures are read as ratios (int8 / fp32, bf16 / fp32): keep them from one
+      // probe, the one whose fp32 product ran fastest, not the best of each from different loads.
+      if (old->gemm_f32_gops > p.gemm_f32_gops) {
+        p.gemm_f32_gops = old->gemm_f32_gops;
+        p.gemm_int8_gops = old->gemm_int8_gops;
+        p.gemm_bf16_gops = old->gemm_bf16_gops;
+      }
       if (old->bf16_isa == p.bf16_isa) p.bf16_gflops = std::max(p.bf16_gflops, old->bf16_gflops);
     }
   cache["version"] = kCacheVersion;
