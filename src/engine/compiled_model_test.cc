@@ -33,6 +33,27 @@ TEST(CompiledModel, OnePlanPerInputShapeAndNoGuessedDims) {
   EXPECT_EQ(m.plans(), 2);
 }
 
+// A declared output type with symbolic dims (every ONNX file declares its outputs) stays symbolic
+// after a plan: the next set of input shapes is checked against the declaration, not against the
+// first plan's dims (PP-OCR's recognizer at two image widths failed so).
+TEST(CompiledModel, PlansDoNotRewriteDeclaredTypes) {
+  const auto make = [] {
+    Model m = conv_chain(1, {Dim::symbol("batch"), 16, 8, 8});
+    Value* y = m.graph->outputs[0];
+    y->type = TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("batch"), 16, 8, 8});
+    y->has_declared_type = true;
+    return m;
+  };
+  CompiledModel m(make());
+  Session ref(make());
+  for (int64_t batch : {1, 3}) {
+    const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 16, 8, 8}, 7))};
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-4, 1e-4});
+    EXPECT_TRUE(c.equal) << c.reason;
+  }
+  EXPECT_EQ(m.plans(), 2);
+}
+
 TEST(CompiledModel, KnownShapesArePlannedAtCreation) {
   CompiledModel m(conv_chain(1, {1, 16, 8, 8}));
   EXPECT_EQ(m.plans(), 1);

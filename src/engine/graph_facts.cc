@@ -26,14 +26,30 @@ void outer_reads(const Graph& g, const Graph& main, std::vector<const Value*>& o
 GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims)
     : model_(model), graph_(*model.graph) {
   Graph& g = *model.graph;
-  // Inference with the fed shapes in place of the declared ones, then the declared ones back.
+  // Inference with the fed shapes in place of the declared ones; every value's dims are read from
+  // what it found, then every type goes back to what it was, so that the next set of input shapes
+  // (the next plan) starts from the model as prepared, not from this plan's concrete dims (a graph
+  // output's type is also its declared one, which inference checks).
   std::vector<std::pair<Value*, TypeInfo>> saved;
+  for_each_nested_graph(g, [&](Graph& sg) {
+    auto keep = [&](Value* v) {
+      if (v) saved.emplace_back(v, v->type);
+    };
+    for (Value* v : sg.inputs) keep(v);
+    for (Value* v : sg.initializers) keep(v);
+    for (const auto& n : sg.nodes())
+      for (Value* v : n->outputs) keep(v);
+  });
+  auto restore = [&] {
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) it->first->type = it->second;
+  };
   size_t k = 0;
+  std::vector<Value*> fed;
   for (Value* v : g.inputs) {
     if (v->is_constant()) continue;
     if (k < input_dims.size() && v->type.is_tensor()) {
-      saved.emplace_back(v, v->type);
       v->type.shape = shape_of(input_dims[k]);
+      fed.push_back(v);
     }
     ++k;
   }
@@ -41,16 +57,14 @@ GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& in
   try {
     infer_shapes(model, {}, &inferred);
   } catch (...) {
-    for (auto& [v, t] : saved) v->type = t;
+    restore();
     throw;
   }
-  for (auto& [v, t] : saved) {
-    dims_[v] = *known_dims(*v->type.shape);
-    v->type = t;
-  }
+  for (Value* v : fed) dims_[v] = *known_dims(*v->type.shape);
+  record_dims(model);
+  restore();
   for (size_t i = 0; i < g.nodes().size(); ++i) position_[g.nodes()[i].get()] = static_cast<int>(i);
   for (const Value* v : g.outputs) outputs_.insert(v);
-  record_dims(model);
   collect_reads();
   fold_constants(inferred.constants);
 }

@@ -128,6 +128,14 @@ void Plan::run_step(size_t i, RunObserver* observer) {
     fail(ErrorKind::kRuntime, "{}{} failed: {}", st.node ? st.node->where() : "", st.kernel,
          e.what());
   }
+  // A value of the step's own that is a view into the arena (a reference kernel passing its input
+  // through, an If's branch returning a view of an outer value) would outlive the bytes it views,
+  // which the memory plan hands to later steps: it gets its own copy.
+  for (const StepOutput& o : st.outputs) {
+    RtValue& v = state_.slots[o.slot];
+    if (o.memory == OutputMemory::kSelf && v.is_tensor() && v.tensor.defined() && in_arena(v.tensor))
+      v = RtValue::of(v.tensor.clone());
+  }
   if (observer) {
     std::vector<const RtValue*> ins;
     for (int s : st.inputs) ins.push_back(s >= 0 ? &state_.slots[s] : nullptr);

@@ -198,6 +198,26 @@ TEST(SubgraphStep, BranchOutputsOuterValuesAndConstants) {
   }
 }
 
+// A branch returning a view of an outer value (Squeeze of a Relu's planned result): the If's output
+// must not keep viewing arena bytes the memory plan gives to the steps after it (Silero VAD v4
+// read garbage there once its Pad became a planned cpu.pad step).
+TEST(SubgraphStep, BranchViewOfAnOuterValueOutlivesItsBuffer) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {1, 64});
+    Value* cond = b.input("cond", {}, DataType::kBool);
+    Value* r = b.op("Relu", {x});
+    Value* axes = b.constant("axes", testing::int64_tensor({1}, {0}));
+    Value* y = b.if_op(cond, {"Squeeze", {r, axes}}, {"Squeeze", {r, axes}});
+    // Work after the If, on buffers the plan may place where r was.
+    Value* z = b.op("Sigmoid", {b.op("Mul", {b.op("Neg", {x}), x})});
+    b.output(b.op("Add", {y, b.op("Squeeze", {z, axes})}));
+    return b.take();
+  };
+  for (bool cond : {true, false})
+    expect_same_as_reference(make, {random_tensor({1, 64}, 1), bool_scalar(cond)});
+}
+
 // The branch reads a value whose dims depend on the data (NonZero): one main plan, a branch plan
 // per set of dims seen.
 TEST(SubgraphStep, BranchShapesChangeFromRunToRun) {

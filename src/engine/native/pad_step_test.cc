@@ -35,6 +35,8 @@ TEST(CpuPad, MatchesTheReference) {
       {{3, 6}, {0, 7, 0, 8}, "wrap", {}},
       {{2, 5, 3}, {2, 1}, "reflect", V{-2}},  // the axes input: the middle one only
       {{4}, {0, 0}, "constant", {}},
+      {{1, 1, 1, 512}, {0, 0, 0, 96, 0, 0, 0, 96}, "reflect", {}},  // Silero VAD v4's STFT input
+      {{1, 1, 512}, {0, 0, 96, 0, 0, 96}, "reflect", {}},
   };
   for (const Case& c : cases) {
     for (const DataType t : {DataType::kFloat, DataType::kUInt8, DataType::kInt64}) {
