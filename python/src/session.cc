@@ -42,8 +42,10 @@ ArgInfo arg_of(const Value& v) { return {v.name, ort_type_name(v.type), shape_li
 Model load(const py::object& src, std::string& phase) {
   if (py::isinstance<py::bytes>(src) || py::isinstance<py::bytearray>(src)) {
     phase = "model_loading_array";
-    const std::string bytes = py::isinstance<py::bytes>(src) ? src.cast<std::string>()
-                                                             : std::string(py::bytes(src));
+    const std::string bytes =
+        py::isinstance<py::bytes>(src)
+            ? src.cast<std::string>()
+            : std::string(PyByteArray_AsString(src.ptr()), static_cast<size_t>(PyByteArray_Size(src.ptr())));
     return translate(true, "Load model from bytes failed: ",
                      [&] { return load_model_from_bytes(bytes, fs::current_path()); });
   }

@@ -134,7 +134,7 @@ py::object array_from_tensor(Tensor t) {
       Py_XDECREF(cells[i]);
       cells[i] = str;
     }
-    return std::move(out);
+    return out;
   }
   auto* owned = new Tensor(std::move(t));
   py::capsule owner(owned, [](void* p) { delete static_cast<Tensor*>(p); });
@@ -147,7 +147,7 @@ py::object py_from_value(RtValue v) {
     case RtValue::Kind::kSequence: {
       py::list out;
       for (Tensor& t : v.sequence) out.append(array_from_tensor(std::move(t)));
-      return std::move(out);
+      return out;
     }
     case RtValue::Kind::kNone: break;
   }

@@ -43,7 +43,7 @@ def test_wrong_rank(sess):
 def test_wrong_fixed_dim(sess):
     feed = ok_feed()
     feed["z"] = np.ones((1, 5), np.float32)
-    with pytest.raises(InvalidArgument, match=r"invalid dimensions for input: z.*index: 1 Got: 5 Expected: 4"):
+    with pytest.raises(InvalidArgument, match=r"(?s)invalid dimensions for input: z.*index: 1 Got: 5 Expected: 4"):
         sess.run(None, feed)
 
 

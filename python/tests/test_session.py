@@ -49,11 +49,11 @@ def test_inputs_outputs_nodeargs(mlp):
 def test_unknown_dims_and_rank_and_many_types(tmp_path):
     nodes = [helper.make_node("Identity", ["a"], ["a_out"]), helper.make_node("Identity", ["b"], ["b_out"]),
              helper.make_node("Cast", ["c"], ["c_out"], to=TensorProto.INT64)]
-    m = make_model(nodes, [("a", F, [None, 3]), ("b", TensorProto.INT64, None), ("c", TensorProto.BOOL, ["n"])],
-                   [("a_out", F, [None, 3]), ("b_out", TensorProto.INT64, None), ("c_out", TensorProto.INT64, ["n"])])
+    m = make_model(nodes, [("a", F, [None, 3]), ("b", TensorProto.INT64, [None, None]), ("c", TensorProto.BOOL, ["n"])],
+                   [("a_out", F, [None, 3]), ("b_out", TensorProto.INT64, [None, None]), ("c_out", TensorProto.INT64, ["n"])])
     sess = kiln.InferenceSession(save(m, tmp_path / "m.onnx"))
     a, b, c = sess.get_inputs()
-    assert a.shape == [None, 3] and b.shape is None and c.shape == ["n"]
+    assert a.shape == [None, 3] and b.shape == [None, None] and c.shape == ["n"]
     assert (a.type, b.type, c.type) == ("tensor(float)", "tensor(int64)", "tensor(bool)")
     out = sess.run(None, {"a": np.ones((2, 3), np.float32), "b": np.arange(6).reshape(2, 3),
                           "c": np.array([True, False])})

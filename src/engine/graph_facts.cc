@@ -37,11 +37,17 @@ GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& in
     }
     ++k;
   }
+  // The declared outputs (and value_infos) get the fed dims too: restored as well (once recorded),
+  // or the next plan's inference finds them contradicting its own dims (a second batch size failed).
+  std::vector<std::pair<Value*, TypeInfo>> declared;
+  for (Value* v : g.outputs) declared.emplace_back(v, v->type);
+  for (Value* v : g.value_infos) declared.emplace_back(v, v->type);
   InferFacts inferred;
   try {
     infer_shapes(model, {}, &inferred);
   } catch (...) {
     for (auto& [v, t] : saved) v->type = t;
+    for (auto& [v, t] : declared) v->type = t;
     throw;
   }
   for (auto& [v, t] : saved) {
@@ -51,6 +57,7 @@ GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& in
   for (size_t i = 0; i < g.nodes().size(); ++i) position_[g.nodes()[i].get()] = static_cast<int>(i);
   for (const Value* v : g.outputs) outputs_.insert(v);
   record_dims(model);
+  for (auto& [v, t] : declared) v->type = t;  // after their fed dims are recorded
   collect_reads();
   fold_constants(inferred.constants);
 }
