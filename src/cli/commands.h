@@ -21,6 +21,7 @@ Action add_bench(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_optimize(CLI::App& app);
 Action add_profile(CLI::App& app);
+Action add_quantize(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_test(CLI::App& app);
 

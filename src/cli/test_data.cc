@@ -53,4 +53,26 @@ std::vector<RtValue> read_values(const fs::path& dir, const std::string& prefix,
   return out;
 }
 
+std::vector<InputSet> read_input_sets(const fs::path& dir, const std::vector<const Value*>& inputs) {
+  KILN_CHECK(fs::is_directory(dir), ErrorKind::kBadInput, "'{}' is not a directory", dir.string());
+  std::vector<InputSet> sets;
+  if (!numbered_files(dir, "input").empty()) {
+    sets.push_back({dir.string(), read_values(dir, "input", inputs)});
+    return sets;
+  }
+  std::vector<fs::path> folders;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      folders.push_back(e.path());
+  std::sort(folders.begin(), folders.end());
+  KILN_CHECK(!folders.empty(), ErrorKind::kBadInput,
+             "'{}' has no input_N.pb files and no test_data_set_* folders", dir.string());
+  for (const fs::path& f : folders) {
+    KILN_CHECK(!numbered_files(f, "input").empty(), ErrorKind::kBadInput,
+               "'{}' has no input_N.pb files", f.string());
+    sets.push_back({f.string(), read_values(f, "input", inputs)});
+  }
+  return sets;
+}
+
 }  // namespace kiln::cli

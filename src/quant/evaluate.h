@@ -1,0 +1,38 @@
+// How far the quantized model's outputs are from the float model's, and how fast each runs: both
+// models run on the same input sets.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/runner.h"
+#include "quant/calibrate.h"
+
+namespace kiln::quant {
+
+struct OutputError {
+  std::string name;
+  bool compared = false;
+  std::string note;        // why not compared (not a float tensor, shapes differ ...)
+  double max_abs = 0;      // over all sets
+  double max_rel = 0;      // max |q - f| / max |f|, over all sets
+  double cosine = 1;       // the lowest cosine similarity of one set's output
+  std::optional<double> top1_agreement;  // class scores ([N, C] or [C]): rows whose argmax agree
+};
+
+// Errors of `quantized` against `reference` per output over the sets. Both must have the same
+// inputs and outputs (names and order).
+std::vector<OutputError> compare_models(engine::ModelRunner& reference,
+                                        engine::ModelRunner& quantized,
+                                        const std::vector<FeedSet>& sets);
+
+// One output tensor pair's cosine similarity (1 when both are zero).
+double cosine_similarity(const Tensor& a, const Tensor& b);
+
+// The median wall times of `runs` runs of each model on one set, in milliseconds, after a warm-up
+// run of each; the runs take turns (a b a b ...) so the machine's load falls on both alike.
+std::pair<double, double> median_latencies_ms(engine::ModelRunner& a, engine::ModelRunner& b,
+                                              const FeedSet& feeds, int runs);
+
+}  // namespace kiln::quant

@@ -1,0 +1,43 @@
+// What `kiln quantize` is asked to do: the mode, the format written, the types, the calibration
+// method and which nodes to leave alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace kiln::quant {
+
+enum class Mode { kDynamic, kStatic, kFloat16, kBFloat16 };
+enum class Format { kQdq, kQOperator };
+enum class RangeMethod { kMinMax, kEntropy, kPercentile };
+enum class PerChannel { kDefault, kOn, kOff };  // default: per channel for Conv, per tensor else
+
+struct QuantizeOptions {
+  Mode mode = Mode::kDynamic;
+  Format format = Format::kQdq;
+  PerChannel per_channel = PerChannel::kDefault;
+  DataType activation_type = DataType::kUInt8;  // static: uint8 asymmetric or int8 symmetric
+  DataType weight_type = DataType::kInt8;       // symmetric
+  RangeMethod method = RangeMethod::kMinMax;
+  double percentile = 99.99;
+  std::vector<std::string> include_ops;    // empty: the mode's default ops
+  std::vector<std::string> exclude_ops;
+  std::vector<std::string> exclude_nodes;
+  bool keep_io_types = true;  // fp16/bf16: inputs and outputs stay float32
+};
+
+// "dynamic" ... ; each fails (kBadInput) naming the flag and what it takes.
+Mode parse_mode(const std::string& s);
+Format parse_format(const std::string& s);
+RangeMethod parse_method(const std::string& s);
+DataType parse_quant_type(const std::string& flag, const std::string& s);  // "int8" | "uint8"
+std::string mode_name(Mode m);
+std::string method_name(RangeMethod m);
+
+// Ops each mode quantizes when --include-ops is not given, and every op kiln can quantize.
+std::vector<std::string> default_ops(Mode m);
+std::vector<std::string> quantizable_ops(Mode m, Format f);
+
+}  // namespace kiln::quant

@@ -1,0 +1,120 @@
+#include "quant/quantize.h"
+
+#include <fmt/format.h>
+
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "ops/infer.h"
+#include "opt/graph_edit.h"
+#include "opt/pipeline.h"
+#include "support/error.h"
+
+namespace kiln::quant {
+
+Model clone_model(const Model& m) {
+  Model c = load_model_from_bytes(serialize_model(m), ".");
+  infer_shapes(c);
+  return c;
+}
+
+namespace {
+
+// The nodes to quantize, after the checks of check_quantizable.
+Selection selection_of(Model& m, const QuantizeOptions& o, const std::string& model_name) {
+  Graph& g = *m.graph;
+  weights_as_initializers(g);
+  check_filters(g, o, model_name);
+  const Selection s = select_nodes(g, o);
+  if (s.nodes.empty()) {
+    const auto ops = o.include_ops.empty() ? default_ops(o.mode) : o.include_ops;
+    std::string why = s.skipped.empty()
+                          ? fmt::format("it has no {} node", fmt::join(ops, " or "))
+                          : fmt::format("node '{}' ({}): {}{}", s.skipped[0].node, s.skipped[0].op,
+                                        s.skipped[0].reason,
+                                        s.skipped.size() > 1
+                                            ? fmt::format(" (and {} more)", s.skipped.size() - 1)
+                                            : "");
+    fail(ErrorKind::kBadModel, "'{}': nothing to quantize in {} mode: {}", model_name,
+         mode_name(o.mode), why);
+  }
+  return s;
+}
+
+// Calibrates (when `sets` is given) or takes `given` ranges, then rewrites.
+QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>* sets,
+                            const std::vector<std::string>& set_names,
+                            const CalibrationOptions& copts, const TensorRanges* given,
+                            const std::string& model_name) {
+  QuantizeResult result;
+  Graph& g = *m.graph;
+  const int opset = opt::model_opset(m);
+  Rewrite r{m, g, o, result.decisions, opset};
+  weights_as_initializers(g);
+  if (o.mode == Mode::kFloat16 || o.mode == Mode::kBFloat16) {
+    result.conversion = convert_float_precision(r, o.mode == Mode::kFloat16 ? DataType::kFloat16
+                                                                            : DataType::kBFloat16);
+    finish_rewrite(r);
+    return result;
+  }
+  std::string why_not_raised;
+  if (const int before = opt::model_opset(m); before < 13) {
+    // Quantized ops need opset 10, DequantizeLinear's axis 13: raised where no op changes meaning
+    // (13 first, else 10).
+    for (int target : {13, 10}) {
+      if (opt::model_opset(m) >= target) break;
+      opt::PipelineOptions po;
+      po.pass.target_opset = target;
+      const opt::OptimizeResult raised = opt::optimize(m, {"raise-opset"}, po);
+      if (!raised.near_misses.empty() && why_not_raised.empty())
+        why_not_raised = raised.near_misses[0].reason;
+    }
+    r.opset = opt::model_opset(m);
+    if (r.opset != before)
+      result.notes.push_back(fmt::format("ai.onnx opset raised from {} to {} (no op changes meaning{})",
+                                         before, r.opset,
+                                         why_not_raised.empty() ? "" : "; not further: " + why_not_raised));
+  }
+  KILN_CHECK(r.opset >= 10, ErrorKind::kUnsupported,
+             "'{}' imports ai.onnx opset {}, quantized ops need 10 ({})", model_name, r.opset,
+             why_not_raised);
+  const Selection s = selection_of(m, o, model_name);
+  if (o.mode == Mode::kDynamic) {
+    quantize_dynamic(r, s);
+  } else {
+    const auto tensors = tensors_to_calibrate(g, s, o);
+    if (sets) {
+      result.ranges = calibrate(clone_model(m), tensors, *sets, set_names, copts);
+      result.calibration_sets = static_cast<int>(sets->size());
+    } else {
+      for (const std::string& t : tensors) {
+        auto it = given->find(t);
+        KILN_ASSERT(it != given->end(), "a tensor without a calibrated range");
+        result.ranges[t] = it->second;
+      }
+    }
+    if (o.format == Format::kQdq) quantize_static_qdq(r, s, result.ranges);
+    else quantize_static_qoperator(r, s, result.ranges);
+  }
+  finish_rewrite(r);
+  for (const NodeDecision& d : s.skipped) result.decisions.push_back(d);
+  return result;
+}
+
+}  // namespace
+
+void check_quantizable(Model& m, const QuantizeOptions& o, const std::string& model_name) {
+  if (o.mode == Mode::kDynamic || o.mode == Mode::kStatic) selection_of(m, o, model_name);
+}
+
+QuantizeResult quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>& sets,
+                        const std::vector<std::string>& set_names, const CalibrationOptions& copts,
+                        const std::string& model_name) {
+  return run_quantize(m, o, &sets, set_names, copts, nullptr, model_name);
+}
+
+QuantizeResult quantize_with_ranges(Model& m, const QuantizeOptions& o, const TensorRanges& ranges,
+                                    const std::string& model_name) {
+  return run_quantize(m, o, nullptr, {}, {}, &ranges, model_name);
+}
+
+}  // namespace kiln::quant
