@@ -18,6 +18,7 @@ from kiln._session import (
 )
 from kiln._values import IOBinding, OrtValue
 from kiln.tools import inspect, optimize, profile
+from kiln import quantization
 
 __version__ = _kiln.__version__
 

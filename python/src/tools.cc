@@ -1,4 +1,4 @@
-// kiln.inspect / optimize / profile: the command line's own commands (src/cli), run in process on an
+// kiln.inspect / optimize / profile / quantization: the command line's own commands (src/cli), run in process on an
 // argument list, their stdout and stderr captured, so Python gets exactly what `kiln ... --json`
 // prints (python/kiln/tools.py parses it).
 #include <pybind11/pybind11.h>
@@ -63,6 +63,7 @@ py::tuple run_cli(const std::vector<std::string>& args) {
     add("inspect", cli::add_inspect);
     add("optimize", cli::add_optimize);
     add("profile", cli::add_profile);
+    add("quantize", cli::add_quantize);
     std::vector<std::string> argv_s = {"kiln"};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
