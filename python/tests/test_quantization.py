@@ -6,7 +6,20 @@ import pytest
 import kiln
 from kiln.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                quantize_dynamic, quantize_static)
-from conftest import mlp_model, save
+from conftest import F, make_model, mlp_model, save
+from onnx import helper, numpy_helper
+
+
+def matmul_model(tmp_path):
+    """x[2,64] -> MatMul -> Relu -> MatMul -> y[2,16] (QOperator has QLinearMatMul, no Gemm)."""
+    rng = np.random.default_rng(5)
+    w1 = rng.standard_normal((64, 128)).astype(np.float32)
+    w2 = rng.standard_normal((128, 16)).astype(np.float32)
+    m = make_model([helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"), helper.make_node("Relu", ["h"], ["r"], name="relu"),
+                    helper.make_node("MatMul", ["r", "w2"], ["y"], name="mm2")],
+                   [("x", F, [2, 64])], [("y", F, [2, 16])],
+                   [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    return save(m, tmp_path / "mm.onnx"), lambda x: np.maximum(x @ w1, 0) @ w2
 
 
 @pytest.fixture
@@ -44,7 +57,7 @@ class Reader(CalibrationDataReader):
 
 @pytest.mark.parametrize("fmt,op", [(QuantFormat.QDQ, "QuantizeLinear"), (QuantFormat.QOperator, "QLinearMatMul")])
 def test_quantize_static(wide_mlp, tmp_path, fmt, op):
-    src, ref = wide_mlp
+    src, ref = wide_mlp if fmt == QuantFormat.QDQ else matmul_model(tmp_path)
     out = tmp_path / "mlp.static.onnx"
     reader = Reader(4)
     report = quantize_static(src, out, reader, quant_format=fmt, activation_type=QuantType.QUInt8,
@@ -54,8 +67,7 @@ def test_quantize_static(wide_mlp, tmp_path, fmt, op):
     model = onnx.load(str(out))
     onnx.checker.check_model(model)
     ops = [n.op_type for n in model.graph.node]
-    if fmt == QuantFormat.QDQ:
-        assert op in ops and "DequantizeLinear" in ops
+    assert op in ops and "DequantizeLinear" in ops
     x = np.random.default_rng(1).standard_normal((2, 64)).astype(np.float32)
     y = kiln.InferenceSession(str(out)).run(None, {"x": x})[0]
     assert np.abs(y - ref(x)).max() < 0.1 * np.abs(ref(x)).max()

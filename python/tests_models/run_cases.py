@@ -37,7 +37,7 @@ def main():
             print(f"{name}: no {model}")
             failed += 1
             continue
-        t0 = time.perf_counter()
+        t0, before = time.perf_counter(), failed
         sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
         inputs = [i.name for i in sess.get_inputs()]
         outputs = [o.name for o in sess.get_outputs()]
@@ -54,7 +54,7 @@ def main():
                     err = np.abs(got[k].astype(np.float64) - want).max() if got[k].shape == want.shape else "shape"
                     print(f"{name}/{os.path.basename(d)}: output '{n}' differs (max abs error {err})")
                     failed += 1
-        print(f"{name}: {'ok' if not failed else 'checked'} ({time.perf_counter() - t0:.1f} s)")
+        print(f"{name}: {'ok' if failed == before else 'DIFFERS'} ({time.perf_counter() - t0:.1f} s)")
     print(f"run_cases: {len(names)} models, {failed} differences")
     return 1 if failed else 0
 
