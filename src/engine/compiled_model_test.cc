@@ -33,6 +33,23 @@ TEST(CompiledModel, OnePlanPerInputShapeAndNoGuessedDims) {
   EXPECT_EQ(m.plans(), 2);
 }
 
+// A graph output whose file declares its type (symbolic dims): the plan for one batch must leave
+// that declaration as it was, or the next batch's inference contradicts it.
+TEST(CompiledModel, DeclaredOutputTypesSurviveEachPlan) {
+  ModelBuilder b;
+  Value* x = b.input("x", {Dim::symbol("batch"), 4});
+  Value* y = b.op("Relu", {x});
+  y->type = TypeInfo::tensor(DataType::kFloat, Shape{Dim::symbol("batch"), 4});
+  y->has_declared_type = true;
+  b.output(y);
+  CompiledModel m(b.take());
+  for (int64_t batch : {3, 2, 5}) {
+    const auto out = m.run({RtValue::of(random_tensor({batch, 4}, 1))});
+    EXPECT_EQ(out[0].tensor.dims(), (std::vector<int64_t>{batch, 4}));
+  }
+  EXPECT_EQ(m.model().graph->outputs[0]->type.to_string(), "float[batch,4]");
+}
+
 TEST(CompiledModel, KnownShapesArePlannedAtCreation) {
   CompiledModel m(conv_chain(1, {1, 16, 8, 8}));
   EXPECT_EQ(m.plans(), 1);
