@@ -220,8 +220,9 @@ py::list Session::run(const py::object& output_names, const py::dict& feed) {
   {
     py::gil_scoped_release nogil;
     translate(false, "", [&] {
-      if (profiling_) {
-        std::lock_guard<std::mutex> lock(profile_mu_);
+      std::unique_lock<std::mutex> lock(profile_mu_, std::defer_lock);
+      if (profiling_) lock.lock();
+      if (lock.owns_lock() && recorder_) {  // profiling, and not ended meanwhile
         recorder_->begin_run();
         results = model_->run(feeds, recorder_.get());
         recorder_->end_run();

@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -72,7 +73,7 @@ class Session {
   std::vector<ArgInfo> input_args_, output_args_, initializer_args_;
   std::vector<Range> constants_;  // the model's constant tensors, never handed out as is
 
-  bool profiling_ = false;
+  std::atomic<bool> profiling_{false};  // end_profiling may race a run
   std::string profile_prefix_;
   int64_t profiling_start_ns_ = 0;
   std::mutex profile_mu_;  // the recorder hears one run at a time

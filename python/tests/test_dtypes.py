@@ -147,3 +147,11 @@ def test_feed_released_from_another_thread(tmp_path):
     t.start()
     t.join()
     assert result[0].tolist() == [-float(i) for i in range(8)]
+
+
+def test_empty_tensors(tmp_path):
+    m = make_model([helper.make_node("Neg", ["x"], ["y"])], [("x", F, ["n", 3])], [("y", F, ["n", 3])])
+    sess = kiln.InferenceSession(save(m, tmp_path / "m.onnx"))
+    y = sess.run(None, {"x": np.zeros((0, 3), np.float32)})[0]
+    assert y.shape == (0, 3) and y.dtype == np.float32
+    assert sess.run(None, {"x": -np.ones((2, 3), np.float32)})[0].tolist() == [[1.0] * 3] * 2
