@@ -121,3 +121,15 @@ def test_drop_in_import_path():
     for cls in (Fail, InvalidArgument, InvalidProtobuf, NoSuchFile):
         assert issubclass(cls, RuntimeError)
     assert kiln.GraphOptimizationLevel.ORT_ENABLE_ALL == 99
+
+
+def test_sequence_output(tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["a", "b"], ["s"])], "g",
+        [helper.make_tensor_value_info("a", F, [2]), helper.make_tensor_value_info("b", F, [2])],
+        [helper.make_tensor_sequence_value_info("s", F, [2])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    sess = kiln.InferenceSession(m.SerializeToString())
+    assert sess.get_outputs()[0].type == "seq(tensor(float))"
+    (s,) = sess.run(None, {"a": np.array([1, 2], np.float32), "b": np.array([3, 4], np.float32)})
+    assert isinstance(s, list) and [t.tolist() for t in s] == [[1, 2], [3, 4]]
