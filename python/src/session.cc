@@ -101,6 +101,12 @@ Session::Session(const py::object& path_or_bytes, const SessionConfig& cfg)
   override_dims(m, cfg.dim_overrides);
   engine::EngineOptions opts{.threads = cfg.threads, .optimize_level = cfg.level,
                              .allow_newer_opset = cfg.allow_newer_opset};
+  opts_ = opts;
+  dim_overrides_ = cfg.dim_overrides;
+  const bool overridable = std::any_of(m.graph->inputs.begin(), m.graph->inputs.end(),
+                                       [](const Value* v) { return v->is_constant(); });
+  if (phase == "model_loading_uri") source_path_ = py::str(py::module_::import("os").attr("fspath")(path_or_bytes));
+  else if (overridable) source_bytes_ = path_or_bytes;
   {
     py::gil_scoped_release nogil;
     translate(false, "", [&] {
@@ -141,6 +147,7 @@ Session::Session(const py::object& path_or_bytes, const SessionConfig& cfg)
     if (v->is_constant()) {
       initializer_index_[v->name] = static_cast<int>(initializer_args_.size());
       initializer_args_.push_back(arg_of(*v));
+      init_specs_.push_back({v, v->data.dtype(), v->data.dims(), true});
     }
   collect_constants(g, constants_);
 }
@@ -195,14 +202,15 @@ py::list Session::run(const py::object& output_names, const py::dict& feed) {
   const std::vector<int> wanted = output_indices(output_names);
   std::vector<RtValue> feeds(specs_.size());
   std::vector<bool> given(specs_.size(), false);
+  std::unordered_map<std::string, RtValue> overrides;  // initializers fed in place of their values
   for (auto [k, v] : feed) {
     const std::string n = py::str(k);
     auto it = input_index_.find(n);
     if (it == input_index_.end()) {
-      if (initializer_index_.count(n))
-        throw OrtError(OrtCode::kNotImplemented, "input '" + n + "' is an initializer: kiln does not "
-                       "override initializers per run (the optimizer folds them at session creation)");
-      throw OrtError(OrtCode::kInvalidArgument, "Invalid input name: " + n);
+      auto init = initializer_index_.find(n);
+      if (init == initializer_index_.end()) throw OrtError(OrtCode::kInvalidArgument, "Invalid input name: " + n);
+      overrides[n] = feed_value(init_specs_[init->second], v);
+      continue;
     }
     feeds[it->second] = feed_value(specs_[it->second], v);
     given[it->second] = true;
@@ -216,6 +224,18 @@ py::list Session::run(const py::object& output_names, const py::dict& feed) {
     throw py::value_error("Required inputs (" + std::string(py::repr(missing)) +
                           ") are missing from input feed (" + std::string(py::repr(keys)) + ").");
   }
+  engine::CompiledModel* model = model_.get();
+  if (!overrides.empty()) {
+    // The initializers-as-inputs model, fed the given values and the file's for the others.
+    model = &override_model();
+    std::vector<RtValue> all;
+    for (const Value* v : model->inputs()) {
+      if (auto it = input_index_.find(v->name); it != input_index_.end()) all.push_back(feeds[it->second]);
+      else if (auto o = overrides.find(v->name); o != overrides.end()) all.push_back(std::move(o->second));
+      else all.push_back(RtValue::of(initializer_defaults_.at(v->name)));
+    }
+    feeds = std::move(all);
+  }
   std::vector<RtValue> results;
   {
     py::gil_scoped_release nogil;
@@ -224,10 +244,10 @@ py::list Session::run(const py::object& output_names, const py::dict& feed) {
       if (profiling_) lock.lock();
       if (lock.owns_lock() && recorder_) {  // profiling, and not ended meanwhile
         recorder_->begin_run();
-        results = model_->run(feeds, recorder_.get());
+        results = model->run(feeds, recorder_.get());
         recorder_->end_run();
       } else {
-        results = model_->run(feeds);
+        results = model->run(feeds);
       }
     });
   }
@@ -249,6 +269,34 @@ py::list Session::run(const py::object& output_names, const py::dict& feed) {
     out.append(py_from_value(std::move(r)));
   }
   return out;
+}
+
+engine::CompiledModel& Session::override_model() {
+  if (override_ready_) return *override_model_;
+  std::string bytes;
+  if (source_path_.empty())
+    bytes = py::isinstance<py::bytes>(source_bytes_)
+                ? source_bytes_.cast<std::string>()
+                : std::string(PyByteArray_AsString(source_bytes_.ptr()),
+                              static_cast<size_t>(PyByteArray_Size(source_bytes_.ptr())));
+  py::gil_scoped_release nogil;
+  std::lock_guard<std::mutex> lock(override_mu_);
+  if (!override_model_) {
+    translate(false, "", [&] {
+      Model m = source_path_.empty() ? load_model_from_bytes(bytes, fs::current_path()) : load_model(source_path_);
+      override_dims(m, dim_overrides_);
+      Graph& g = *m.graph;
+      for (Value* v : g.inputs)
+        if (v->is_constant()) {
+          initializer_defaults_[v->name] = v->data;
+          v->data = Tensor();
+        }
+      std::erase_if(g.initializers, [](const Value* v) { return v->is_graph_input; });
+      override_model_ = std::make_unique<engine::CompiledModel>(std::move(m), opts_);
+    });
+    override_ready_ = true;
+  }
+  return *override_model_;
 }
 
 py::dict Session::metadata() const {

@@ -64,6 +64,9 @@ class Session {
     bool ranked;
   };
   RtValue feed_value(const InputSpec& spec, pybind11::handle obj) const;
+  // The model again with its overridable initializers as inputs (made on the first run feeding
+  // one, with the GIL held on entry), and their values from the file, by name.
+  engine::CompiledModel& override_model();
   std::vector<int> output_indices(const pybind11::object& output_names) const;
 
   std::unique_ptr<engine::CompiledModel> model_;
@@ -71,6 +74,15 @@ class Session {
   std::unordered_map<std::string, int> input_index_, output_index_;
   std::unordered_map<std::string, int> initializer_index_;
   std::vector<ArgInfo> input_args_, output_args_, initializer_args_;
+  std::vector<InputSpec> init_specs_;  // the overridable initializers, as feeds
+  engine::EngineOptions opts_;
+  std::vector<std::pair<std::string, int64_t>> dim_overrides_;
+  std::string source_path_;    // empty for a model from bytes
+  pybind11::object source_bytes_;  // the bytes object, when the model has overridable initializers
+  std::mutex override_mu_;
+  std::atomic<bool> override_ready_{false};
+  std::unique_ptr<engine::CompiledModel> override_model_;
+  std::unordered_map<std::string, Tensor> initializer_defaults_;
   std::vector<Range> constants_;  // the model's constant tensors, never handed out as is
 
   std::atomic<bool> profiling_{false};  // end_profiling may race a run

@@ -70,6 +70,16 @@ def test_overridable_initializers(tmp_path):
     (o,) = sess.get_overridable_initializers()
     assert (o.name, o.shape, o.type) == ("w", [2], "tensor(float)")
     assert sess.run(None, {"x": np.zeros(2, np.float32)})[0].tolist() == [1.0, 2.0]
+    # Fed, the initializer's value is the one given (onnxruntime's override), for this run only.
+    w_new = np.array([10, 20], np.float32)
+    assert sess.run(None, {"x": np.ones(2, np.float32), "w": w_new})[0].tolist() == [11.0, 21.0]
+    assert sess.run(None, {"x": np.ones(2, np.float32)})[0].tolist() == [2.0, 3.0]
+    with pytest.raises(RuntimeError, match=r"(?s)invalid dimensions for input: w.*Got: 3 Expected: 2"):
+        sess.run(None, {"x": np.ones(2, np.float32), "w": np.ones(3, np.float32)})
+    with pytest.raises(RuntimeError, match=r"tensor\(double\).*tensor\(float\)"):
+        sess.run(None, {"x": np.ones(2, np.float32), "w": np.ones(2)})
+    from_bytes = kiln.InferenceSession(bytearray(m.SerializeToString()))
+    assert from_bytes.run(None, {"x": np.ones(2, np.float32), "w": w_new})[0].tolist() == [11.0, 21.0]
 
 
 def test_modelmeta(mlp):
