@@ -133,7 +133,11 @@ int run_quantize(const QuantizeArgs& a) {
   // The models run as `kiln run` and `kiln bench` run them (-O 2 by default).
   const engine::EngineOptions eopts{.threads = a.threads, .optimize_level = a.level,
                                     .allow_newer_opset = a.allow_newer_opset};
-  auto float_runner = engine::open_model(a.model, engine::EngineKind::kFast, eopts);
+  const auto open_fast = [eopts](const std::string& path) {
+    return std::make_unique<quant::PerShapeRunner>(
+        [path, eopts] { return engine::open_model(path, engine::EngineKind::kFast, eopts); });
+  };
+  auto float_runner = open_fast(a.model);
 
   Sets calibration;
   if (!a.calibrate.empty()) calibration = folder_sets(a.calibrate, *float_runner);
@@ -187,7 +191,7 @@ int run_quantize(const QuantizeArgs& a) {
   report.bytes_after = file_bytes(a.out);
 
   // The measurements: both models on the evaluation sets, on kiln's fast engine.
-  auto quant_runner = engine::open_model(a.out, engine::EngineKind::kFast, eopts);
+  auto quant_runner = open_fast(a.out);
   report.eval_sets = static_cast<int>(eval.feeds.size());
   report.random_inputs = eval.random;
   report.eval_source = !a.eval.empty() ? "sets of " + a.eval

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "engine/compiled_model.h"
 #include "opt/graph_edit.h"
+#include "quant/evaluate.h"
+#include "quant/quantize.h"
 #include "runtime/session.h"
 #include "support/error.h"
 
@@ -25,12 +28,15 @@ struct Source {
   size_t index = 0;
 };
 
-const Tensor& tensor_of(const Source& s, const FeedSet& feeds, const std::vector<RtValue>& outs,
-                        const std::string& name) {
-  const RtValue& v = s.is_feed ? feeds[s.index] : outs[s.index];
+const Tensor& float_tensor(const RtValue& v, const std::string& name) {
   KILN_CHECK(v.is_tensor() && v.tensor.dtype() == DataType::kFloat, ErrorKind::kUnsupported,
              "calibrating '{}': a float tensor was expected, the run gave {}", name, v.describe());
   return v.tensor;
+}
+
+const Tensor& tensor_of(const Source& s, const FeedSet& feeds, const std::vector<RtValue>& outs,
+                        const std::string& name) {
+  return float_tensor(s.is_feed ? feeds[s.index] : outs[s.index], name);
 }
 
 }  // namespace
@@ -128,57 +134,117 @@ ProgressBar::~ProgressBar() {
   if (enabled_) std::cerr << "\n";
 }
 
+namespace {
+
+using Visit = std::function<void(const std::string&, const Tensor&)>;
+// Runs set i and shows `visit` every calibrated tensor's value in it.
+using RunSet = std::function<void(size_t, const Visit&)>;
+
+// The values a run gives a subgraph's nodes, as the interpreter reports them node by node.
+class TensorTap final : public RunObserver {
+ public:
+  TensorTap(const std::set<std::string>& wanted, const Visit& visit) : wanted_(wanted), visit_(visit) {}
+  void on_node(const NodeEvent& e) override {
+    for (size_t i = 0; i < e.outputs.size() && i < e.node->outputs.size(); ++i) {
+      const Value* v = e.node->outputs[i];
+      if (v && wanted_.contains(v->name) && !e.outputs[i].is_none())
+        visit_(v->name, float_tensor(e.outputs[i], v->name));
+    }
+  }
+
+ private:
+  const std::set<std::string>& wanted_;
+  const Visit& visit_;
+};
+
+}  // namespace
+
 std::map<std::string, Range> calibrate(Model model, const std::vector<std::string>& tensors,
                                        const std::vector<FeedSet>& sets,
                                        const std::vector<std::string>& set_names,
                                        const CalibrationOptions& opts) {
   KILN_CHECK(!sets.empty(), ErrorKind::kBadInput, "no calibration sets");
   Graph& g = *model.graph;
-  std::map<std::string, Source> where;
   std::vector<const Value*> feeds_of;  // the graph inputs a caller feeds, in order
   for (const Value* v : g.inputs)
     if (!v->is_constant()) feeds_of.push_back(v);
-  for (const std::string& name : tensors) {
-    Value* v = g.find(name);
-    KILN_ASSERT(v, "a tensor to calibrate is not in the model");
-    auto in = std::find(feeds_of.begin(), feeds_of.end(), v);
-    if (in != feeds_of.end()) {
-      where[name] = {true, static_cast<size_t>(in - feeds_of.begin())};
-      continue;
-    }
-    auto out = std::find(g.outputs.begin(), g.outputs.end(), v);
-    if (out == g.outputs.end()) {
-      g.outputs.push_back(v);
-      out = g.outputs.end() - 1;
-    }
-    where[name] = {false, static_cast<size_t>(out - g.outputs.begin())};
-  }
-  engine::CompiledModel engine(std::move(model), {.threads = opts.threads});
-  auto run_set = [&](size_t i) {
-    const std::string name = i < set_names.size() ? set_names[i] : fmt::format("#{}", i);
-    return with_context(fmt::format("calibration set {}: ", name), [&] {
-      check_feeds(engine.inputs(), sets[i]);
-      return engine.run(sets[i]);
-    });
+  const bool in_subgraphs = std::any_of(tensors.begin(), tensors.end(),
+                                        [&](const std::string& t) { return !g.find(t); });
+  auto context = [&](size_t i) {
+    return fmt::format("calibration set {}: ", i < set_names.size() ? set_names[i] : fmt::format("#{}", i));
   };
+  const std::set<std::string> wanted(tensors.begin(), tensors.end());
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<engine::CompiledModel>> engines;
+  std::unique_ptr<Session> session;
+  std::map<std::string, Source> where;
+  RunSet run_set;
+  if (in_subgraphs) {
+    // Tensors inside If/Loop bodies: the interpreter reports every node's values (slower; the
+    // fast engine's fused groups would hide some).
+    session = std::make_unique<Session>(std::move(model));
+    run_set = [&](size_t i, const Visit& visit) {
+      with_context(context(i), [&] { check_feeds(session->inputs(), sets[i]); });
+      for (size_t k = 0; k < session->inputs().size() && k < sets[i].size(); ++k)
+        if (wanted.contains(session->inputs()[k]->name))
+          visit(session->inputs()[k]->name, float_tensor(sets[i][k], session->inputs()[k]->name));
+      TensorTap tap(wanted, visit);
+      with_context(context(i), [&] { session->run(sets[i], &tap); });
+    };
+  } else {
+    for (const std::string& name : tensors) {
+      Value* v = g.find(name);
+      auto in = std::find(feeds_of.begin(), feeds_of.end(), v);
+      if (in != feeds_of.end()) {
+        where[name] = {true, static_cast<size_t>(in - feeds_of.begin())};
+        continue;
+      }
+      auto out = std::find(g.outputs.begin(), g.outputs.end(), v);
+      if (out == g.outputs.end()) {
+        g.outputs.push_back(v);
+        out = g.outputs.end() - 1;
+      }
+      where[name] = {false, static_cast<size_t>(out - g.outputs.begin())};
+    }
+    // One engine per set of input dims (evaluate.h's PerShapeRunner says why).
+    run_set = [&](size_t i, const Visit& visit) {
+      const auto outs = with_context(context(i), [&] {
+        auto& engine = engines[feed_dims(sets[i])];
+        if (!engine)
+          engine = std::make_unique<engine::CompiledModel>(
+              clone_model(model), engine::EngineOptions{.threads = opts.threads});
+        check_feeds(engine->inputs(), sets[i]);
+        return engine->run(sets[i]);
+      });
+      for (const std::string& t : tensors) visit(t, tensor_of(where[t], sets[i], outs, t));
+    };
+  }
   std::map<std::string, Range> ranges;
+  std::set<std::string> seen;
   for (const std::string& t : tensors) ranges[t] = {INFINITY, -INFINITY};
   {
     ProgressBar bar(fmt::format("calibrating ({} sets)", sets.size()), sets.size(), opts.progress);
+    const Visit minmax = [&](const std::string& t, const Tensor& x) {
+      seen.insert(t);
+      Range& r = ranges[t];
+      const float* d = x.data<float>();
+      for (int64_t k = 0; k < x.numel(); ++k)
+        if (std::isfinite(d[k])) r.min = std::min(r.min, d[k]), r.max = std::max(r.max, d[k]);
+    };
     for (size_t i = 0; i < sets.size(); ++i) {
-      const auto outs = run_set(i);
-      for (const std::string& t : tensors) {
-        const Tensor& x = tensor_of(where[t], sets[i], outs, t);
-        Range& r = ranges[t];
-        const float* d = x.data<float>();
-        for (int64_t k = 0; k < x.numel(); ++k)
-          if (std::isfinite(d[k])) r.min = std::min(r.min, d[k]), r.max = std::max(r.max, d[k]);
-      }
+      run_set(i, minmax);
       bar.step();
     }
   }
-  for (auto& [t, r] : ranges)
-    if (r.min > r.max) r = {0, 0};  // no finite value seen
+  // A tensor no set reached (a branch the sets never take) gets no range; one with no finite value
+  // the range [0, 0].
+  for (auto it = ranges.begin(); it != ranges.end();) {
+    if (!seen.contains(it->first)) {
+      it = ranges.erase(it);
+      continue;
+    }
+    if (it->second.min > it->second.max) it->second = {0, 0};
+    ++it;
+  }
   if (opts.method == RangeMethod::kMinMax) return ranges;
 
   // Histograms need the full range first: a second pass.
@@ -190,12 +256,11 @@ std::map<std::string, Range> calibrate(Model model, const std::vector<std::strin
   }
   {
     ProgressBar bar(fmt::format("histograms ({} sets)", sets.size()), sets.size(), opts.progress);
+    const Visit histogram = [&](const std::string& t, const Tensor& x) {
+      if (hists.contains(t)) hists[t].add(x.data<float>(), x.numel());
+    };
     for (size_t i = 0; i < sets.size(); ++i) {
-      const auto outs = run_set(i);
-      for (const std::string& t : tensors) {
-        const Tensor& x = tensor_of(where[t], sets[i], outs, t);
-        hists[t].add(x.data<float>(), x.numel());
-      }
+      run_set(i, histogram);
       bar.step();
     }
   }

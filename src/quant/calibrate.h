@@ -25,7 +25,8 @@ struct CalibrationOptions {
   bool progress = true;  // a progress bar on stderr
 };
 
-// Ranges of `tensors` (names of model values) over the sets. `model` is a copy of the float
+// Ranges of `tensors` (names of model values) over the sets; a tensor no set reached (inside a
+// branch the sets never take) has none. `model` is a copy of the float
 // model: the tensors become outputs of it so the engine keeps them. Fails (kBadInput) when a set
 // does not fit the model's inputs, naming the set (its index, or `set_names[i]` when given).
 std::map<std::string, Range> calibrate(Model model, const std::vector<std::string>& tensors,

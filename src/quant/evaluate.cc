@@ -29,6 +29,23 @@ std::optional<std::pair<int64_t, int64_t>> argmax_agreement(const Tensor& a, con
 
 }  // namespace
 
+std::vector<std::vector<int64_t>> feed_dims(const std::vector<RtValue>& feeds) {
+  std::vector<std::vector<int64_t>> dims;
+  for (const RtValue& v : feeds) dims.push_back(v.is_tensor() ? v.tensor.dims() : std::vector<int64_t>{});
+  return dims;
+}
+
+PerShapeRunner::PerShapeRunner(Open open) : open_(std::move(open)), first_(open_()) {}
+
+std::vector<RtValue> PerShapeRunner::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
+  const auto dims = feed_dims(feeds);
+  if (first_dims_.empty()) first_dims_ = dims;
+  if (dims == first_dims_) return first_->run(feeds, observer);
+  auto& runner = others_[dims];
+  if (!runner) runner = open_();
+  return runner->run(feeds, observer);
+}
+
 double cosine_similarity(const Tensor& a, const Tensor& b) {
   double dot = 0, na = 0, nb = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {

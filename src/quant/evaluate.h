@@ -2,6 +2,9 @@
 // models run on the same input sets.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +13,30 @@
 #include "quant/calibrate.h"
 
 namespace kiln::quant {
+
+// A runner that opens a fresh executor for each distinct set of input dims. The fast engine's
+// plans for a second set of dims of one CompiledModel can fail inference against the dims the first
+// bound (PP-OCR's recognizer on images of two widths: "output ... is float[1,25,6625], the graph
+// declares it float[1,26,6625]"); until the engine keeps its plans apart, one executor per set
+// of dims does.
+class PerShapeRunner final : public engine::ModelRunner {
+ public:
+  using Open = std::function<std::unique_ptr<engine::ModelRunner>()>;
+  explicit PerShapeRunner(Open open);
+  const Model& model() const override { return first_->model(); }
+  const std::vector<const Value*>& inputs() const override { return first_->inputs(); }
+  const std::vector<const Value*>& outputs() const override { return first_->outputs(); }
+  std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer = nullptr) override;
+
+ private:
+  Open open_;
+  std::unique_ptr<engine::ModelRunner> first_;
+  std::vector<std::vector<int64_t>> first_dims_;
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<engine::ModelRunner>> others_;
+};
+
+// The dims of each tensor feed (empty for other values), the key of PerShapeRunner's executors.
+std::vector<std::vector<int64_t>> feed_dims(const std::vector<RtValue>& feeds);
 
 struct OutputError {
   std::string name;

@@ -24,8 +24,9 @@ double loss_of(const Model& float_model, QuantizeOptions o, const TensorRanges& 
   Model m = clone_model(float_model);
   o.exclude_nodes.insert(o.exclude_nodes.end(), float_nodes.begin(), float_nodes.end());
   quantize_with_ranges(m, o, ranges, "the model");
-  auto runner = engine::make_runner(std::move(m), engine::EngineKind::kFast);
-  return output_loss(compare_models(reference, *runner, sets));
+  auto model = std::make_shared<Model>(std::move(m));
+  PerShapeRunner runner([model] { return engine::make_runner(clone_model(*model), engine::EngineKind::kFast); });
+  return output_loss(compare_models(reference, runner, sets));
 }
 
 }  // namespace

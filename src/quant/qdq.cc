@@ -32,7 +32,7 @@ std::map<std::string, QuantParams> insert_activation_qdq(Rewrite& r,
                                                          const TensorRanges& ranges) {
   std::map<std::string, QuantParams> params;
   for (const std::string& name : tensors) {
-    Value* t = r.graph.find(name);
+    Value* t = r.graph.lookup(name);  // this graph's, or an outer value a subgraph reads
     KILN_ASSERT(t, "a calibrated tensor is not in the graph");
     auto it = ranges.find(name);
     KILN_ASSERT(it != ranges.end(), "a tensor without a calibrated range");

@@ -1,5 +1,7 @@
 #include "quant/quantize.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "onnx/export.h"
@@ -57,10 +59,11 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
     return result;
   }
   std::string why_not_raised;
+  const int least_opset = o.mode == Mode::kDynamic ? 11 : 10;
   if (const int before = opt::model_opset(m); before < 13) {
-    // Quantized ops need opset 10, DequantizeLinear's axis 13: raised where no op changes meaning
-    // (13 first, else 10).
-    for (int target : {13, 10}) {
+    // Quantized ops need opset 10 (DynamicQuantizeLinear 11), DequantizeLinear's axis 13: raised
+    // where no op changes meaning (13 first, else the least the mode needs).
+    for (int target : {13, least_opset}) {
       if (opt::model_opset(m) >= target) break;
       opt::PipelineOptions po;
       po.pass.target_opset = target;
@@ -74,28 +77,50 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
                                          before, r.opset,
                                          why_not_raised.empty() ? "" : "; not further: " + why_not_raised));
   }
-  KILN_CHECK(r.opset >= 10, ErrorKind::kUnsupported,
-             "'{}' imports ai.onnx opset {}, quantized ops need 10 ({})", model_name, r.opset,
-             why_not_raised);
-  const Selection s = selection_of(m, o, model_name);
-  if (o.mode == Mode::kDynamic) {
-    quantize_dynamic(r, s);
-  } else {
+  KILN_CHECK(r.opset >= least_opset, ErrorKind::kUnsupported,
+             "'{}' imports ai.onnx opset {}, {} quantization needs {} ({})", model_name, r.opset,
+             mode_name(o.mode), least_opset, why_not_raised);
+  Selection s = selection_of(m, o, model_name);
+  if (o.mode == Mode::kStatic) {
     const auto tensors = tensors_to_calibrate(g, s, o);
     if (sets) {
       result.ranges = calibrate(clone_model(m), tensors, *sets, set_names, copts);
       result.calibration_sets = static_cast<int>(sets->size());
     } else {
-      for (const std::string& t : tensors) {
-        auto it = given->find(t);
-        KILN_ASSERT(it != given->end(), "a tensor without a calibrated range");
-        result.ranges[t] = it->second;
-      }
+      for (const std::string& t : tensors)  // (those calibration did not reach: none)
+        if (auto it = given->find(t); it != given->end()) result.ranges[t] = it->second;
     }
-    if (o.format == Format::kQdq) quantize_static_qdq(r, s, result.ranges);
-    else quantize_static_qoperator(r, s, result.ranges);
+  }
+  // Static: a node whose tensors no calibration set reached stays float.
+  std::vector<NodeDecision> unreached;
+  if (o.mode == Mode::kStatic) {
+    std::vector<Node*> kept;
+    for (Node* n : s.nodes) {
+      Selection one{.nodes = {n}};
+      bool reached = true;
+      for (const std::string& t : tensors_to_calibrate(g, one, o)) reached &= result.ranges.contains(t);
+      if (reached) kept.push_back(n);
+      else unreached.push_back({node_label(*n), n->op_type, "float",
+                                "no calibration set reached it (a branch the sets do not take)"});
+    }
+    s.nodes = kept;
+  }
+  // Each graph (the main one, If branches, Loop bodies) is rewritten with its own nodes.
+  std::vector<std::pair<Graph*, Selection>> by_graph;
+  for (Node* n : s.nodes) {
+    auto it = std::find_if(by_graph.begin(), by_graph.end(),
+                           [&](const auto& e) { return e.first == n->owner; });
+    if (it == by_graph.end()) it = by_graph.insert(by_graph.end(), {n->owner, Selection{}});
+    it->second.nodes.push_back(n);
+  }
+  for (auto& [graph, selected] : by_graph) {
+    Rewrite rg{m, *graph, o, result.decisions, r.opset};
+    if (o.mode == Mode::kDynamic) quantize_dynamic(rg, selected);
+    else if (o.format == Format::kQdq) quantize_static_qdq(rg, selected, result.ranges);
+    else quantize_static_qoperator(rg, selected, result.ranges);
   }
   finish_rewrite(r);
+  for (const NodeDecision& d : unreached) result.decisions.push_back(d);
   for (const NodeDecision& d : s.skipped) result.decisions.push_back(d);
   return result;
 }

@@ -193,6 +193,39 @@ TEST(QuantStatic, QdqAroundConvsWithInt32Bias) {
   EXPECT_GE(worst_cosine(cnn_text(), m), 0.99);
 }
 
+// Convs inside If branches are quantized where the calibration sets reach them; the branch they
+// never take stays float, saying so.
+TEST(QuantStatic, IfBranchesWhereCalibrationReachesThem) {
+  const std::string text = fmt::format(R"(<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[1,3,8,8] x, bool c) => (float[1,4,8,8] y) {{
+  w = Constant <value = {}> ()
+  y = If (c) <then_branch = g1 () => (float[1,4,8,8] t) {{ t1 = Conv <pads = [1,1,1,1]> (x, w)
+                                                           t = Relu(t1) }},
+              else_branch = g2 () => (float[1,4,8,8] e) {{ e1 = Conv <pads = [1,1,1,1]> (x, w)
+                                                           e = Sigmoid(e1) }}>
+}})", literal({4, 3, 3, 3}, 11, 0.3));
+  Model m = load_text(text);
+  std::vector<FeedSet> sets;
+  for (uint64_t i = 0; i < 4; ++i) {
+    Tensor cond(DataType::kBool, {});
+    cond.set_f64(0, 1);  // always the then branch
+    sets.push_back({random_inputs({m.graph->inputs[0]}, {.seed = i})[0], RtValue::of(cond)});
+  }
+  const QuantizeResult r = quantize(m, {.mode = Mode::kStatic}, sets, {}, {.progress = false}, "if.onnx");
+  int int8 = 0, unreached = 0;
+  for (const auto& d : r.decisions) {
+    int8 += d.precision == "int8";
+    unreached += d.reason.find("no calibration set reached") != std::string::npos;
+  }
+  EXPECT_EQ(int8, 1);
+  EXPECT_EQ(unreached, 1);
+  // The then branch holds the Q/DQ pairs; the model still runs, close to the float one.
+  Model reloaded = load_model_from_bytes(serialize_model(m), ".");
+  auto f = engine::make_runner(load_text(text), engine::EngineKind::kReference);
+  auto q = engine::make_runner(std::move(reloaded), engine::EngineKind::kReference);
+  for (const OutputError& e : compare_models(*f, *q, sets)) EXPECT_GE(e.cosine, 0.99) << e.name;
+}
+
 TEST(QuantStatic, QOperatorForm) {
   Model m = load_text(cnn_text());
   const QuantizeResult r = run(m, {.mode = Mode::kStatic, .format = Format::kQOperator});

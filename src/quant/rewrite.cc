@@ -22,8 +22,8 @@ Node* add_op(Rewrite& r, const std::string& op, const std::string& name,
 
 void redirect_uses(Graph& g, Value* from, Value* to, const Node* except) {
   const std::vector<Use> uses = from->uses;
-  for (const Use& u : uses)
-    if (u.node != except) g.set_input(u.node, u.input_index, to);
+  for (const Use& u : uses)  // readers in g only: `to` may not exist in an enclosing graph
+    if (u.node != except && u.node->owner == &g) g.set_input(u.node, u.input_index, to);
 }
 
 void take_over_output(Graph& g, Node& old, Node& by) {
@@ -32,7 +32,7 @@ void take_over_output(Graph& g, Node& old, Node& by) {
 }
 
 void finish_rewrite(Rewrite& r) {
-  r.graph.sort_topologically();
+  for (Graph* g : opt::graphs_inner_first(r.model)) g->sort_topologically();
   opt::optimize(r.model, {"dce"});
   // Intermediate types may have changed (fp16); inference gives them again.
   for (Value* v : r.graph.value_infos)
@@ -53,20 +53,21 @@ void weights_as_initializers(Graph& g) {
     return nullptr;
   };
   std::vector<Node*> constants;
-  for (const auto& n : g.nodes()) {
-    if (!constant_data(*n)) continue;
-    for (const Use& u : n->outputs[0]->uses)
+  for_each_node(g, [&](Node& n) {
+    if (!constant_data(n)) return;
+    for (const Use& u : n.outputs[0]->uses)
       if ((u.node->op_type == "Conv" || u.node->op_type == "MatMul" || u.node->op_type == "Gemm") &&
-          u.input_index >= 1 && u.node->owner == &g) {
-        constants.push_back(n.get());
+          u.input_index >= 1) {
+        constants.push_back(&n);
         break;
       }
-  }
+  });
   for (Node* n : constants) {
     Value* v = n->outputs[0];
+    Graph& owner = *n->owner;
     v->data = *constant_data(*n);
-    g.remove_node(n);
-    g.initializers.push_back(v);
+    owner.remove_node(n);
+    owner.initializers.push_back(v);
   }
 }
 
@@ -108,9 +109,10 @@ std::vector<std::string> tensors_to_calibrate(const Graph& g, const Selection& s
   };
   for (const Node* n : s.nodes) {
     add(n->inputs[0]);
-    const Value* y = quantized_output(g, *n);
-    // QDQ leaves the model's outputs float; QOperator quantizes every quantized node's result.
-    if (o.format == Format::kQOperator || !opt::is_graph_output(g, y)) add(y);
+    const Graph& owner = *n->owner;
+    const Value* y = quantized_output(owner, *n);
+    // QDQ leaves the graph's outputs float; QOperator quantizes every quantized node's result.
+    if (o.format == Format::kQOperator || !opt::is_graph_output(owner, y)) add(y);
   }
   return out;
 }

@@ -49,7 +49,7 @@ int weight_axis(const Node& n, const QuantizeOptions& o, int opset);
 // quantized output takes.
 Value* quantized_output(const Graph& g, const Node& n);
 
-// The tensors static quantization needs ranges of, for the selected nodes.
+// The tensors static quantization needs ranges of, for the selected nodes (of any graph).
 std::vector<std::string> tensors_to_calibrate(const Graph& g, const Selection& s,
                                               const QuantizeOptions& o);
 

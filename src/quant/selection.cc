@@ -1,6 +1,7 @@
 #include "quant/selection.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <fmt/format.h>
@@ -59,13 +60,25 @@ std::string node_label(const Node& n) {
   return !n.outputs.empty() && n.outputs[0] ? n.outputs[0]->name : n.op_type;
 }
 
+// g's nodes, then those of the graphs its nodes hold (If branches, Loop bodies), depth first.
+void for_each_node(const Graph& g, const std::function<void(Node&)>& fn) {
+  for (const auto& n : g.nodes()) {
+    fn(*n);
+    for (const Attribute& a : n->attrs) {
+      if (a.g) for_each_node(*a.g, fn);
+      for (const auto& sub : a.graphs)
+        if (sub) for_each_node(*sub, fn);
+    }
+  }
+}
+
 void check_filters(const Graph& g, const QuantizeOptions& o, const std::string& model_name) {
   const auto ok_ops = quantizable_ops(o.mode, o.format);
   std::set<std::string> ops, names;
-  for (const auto& n : g.nodes()) {
-    ops.insert(n->op_type);
-    names.insert(node_label(*n));
-  }
+  for_each_node(g, [&](Node& n) {
+    ops.insert(n.op_type);
+    names.insert(node_label(n));
+  });
   for (const std::string& op : o.include_ops)
     KILN_CHECK(contains(ok_ops, op), ErrorKind::kBadInput,
                "--include-ops '{}': kiln does not quantize {} in {} mode (it quantizes {})", op, op,
@@ -81,9 +94,8 @@ void check_filters(const Graph& g, const QuantizeOptions& o, const std::string& 
 Selection select_nodes(const Graph& g, const QuantizeOptions& o) {
   const auto ops = o.include_ops.empty() ? default_ops(o.mode) : o.include_ops;
   Selection s;
-  for (const auto& np : g.nodes()) {
-    Node& n = *np;
-    if (!n.domain.empty() || !contains(ops, n.op_type)) continue;
+  for_each_node(g, [&](Node& n) {
+    if (!n.domain.empty() || !contains(ops, n.op_type)) return;
     const std::string label = node_label(n);
     std::string reason;
     if (contains(o.exclude_nodes, label)) reason = "excluded by --exclude-nodes";
@@ -91,7 +103,7 @@ Selection select_nodes(const Graph& g, const QuantizeOptions& o) {
     else reason = why_not(n, o);
     if (reason.empty()) s.nodes.push_back(&n);
     else s.skipped.push_back({label, n.op_type, "float", reason});
-  }
+  });
   return s;
 }
 

@@ -2,6 +2,7 @@
 // --include-ops, --exclude-ops and --exclude-nodes against the model.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,10 @@ std::string node_label(const Node& n);
 // the model has no node of, an --exclude-nodes name no node has, naming the flag and the model.
 void check_filters(const Graph& g, const QuantizeOptions& o, const std::string& model_name);
 
-// The quantizable nodes of g's main graph for o's mode and format.
+// Calls fn for every node of g and of the graphs its nodes hold (If branches, Loop bodies).
+void for_each_node(const Graph& g, const std::function<void(Node&)>& fn);
+
+// The quantizable nodes of g and its subgraphs for o's mode and format.
 Selection select_nodes(const Graph& g, const QuantizeOptions& o);
 
 // Index of the constant weight input of a selected node (1 for Conv, MatMul and Gemm).
