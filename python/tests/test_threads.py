@@ -1,5 +1,6 @@
 """Several Python threads calling run() on one session at once get their own right answers."""
 import threading
+import time
 
 import numpy as np
 
@@ -33,26 +34,30 @@ def test_threads_share_a_session(tmp_path):
 
 
 def test_gil_released_while_running(tmp_path):
-    # A second Python thread makes progress while the first is inside run().
-    m, _ = mlp_model(in_dim=256, hidden=1024, out_dim=256)
+    # A second Python thread makes progress while the first is inside one run() of ~0.1 s; were
+    # the GIL held, it could not tick at all until run() returned.
+    m, _ = mlp_model(batch=256, in_dim=512, hidden=2048, out_dim=512)
     sess = kiln.InferenceSession(save(m, tmp_path / "m.onnx"))
-    x = np.ones((256, 256), np.float32)
-    ticks = []
+    x = np.ones((256, 512), np.float32)
+    sess.run(None, {"x": x})  # planned and warm
+    ticks = [0]
     done = threading.Event()
 
     def ticker():
         while not done.is_set():
-            ticks.append(1)
-            done.wait(0.0005)
+            ticks[0] += 1
+            time.sleep(0.0002)
 
     t = threading.Thread(target=ticker)
     t.start()
     try:
-        ticks.clear()
-        for _ in range(10):
-            sess.run(None, {"x": x})
-        n = len(ticks)
+        time.sleep(0.01)
+        before = ticks[0]
+        t0 = time.perf_counter()
+        sess.run(None, {"x": x})
+        elapsed = time.perf_counter() - t0
+        during = ticks[0] - before
     finally:
         done.set()
         t.join()
-    assert n > 3, f"ticker ran {n} times during 10 runs: the GIL was held"
+    assert during >= 5, f"ticker ran {during} times during a {elapsed * 1e3:.0f} ms run: the GIL was held"
