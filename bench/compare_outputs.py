@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Compares two folders of outputs, GOT/output_N.pb against WANT/output_N.pb (onnx.TensorProto).
 
-Usage: /usr/bin/python3 bench/compare_outputs.py GOT WANT [--rtol 1e-3] [--atol 1e-4]
+Usage: /usr/bin/python3 bench/compare_outputs.py GOT WANT [--rtol 1e-3] [--atol 1e-4] [--cosine C]
 
 The rule is kiln's (src/runtime/compare.cc, what `kiln test` applies): same dtype and dims, and
 per element |got - want| <= atol + rtol * |want|, NaN matching NaN and infinities equal; integer
-outputs exactly. Prints one JSON line {"agree", "outputs", "max_abs_error", "reason"}; exits 0
-when every output agrees, 1 when one does not, 2 when a folder is missing or unreadable.
+outputs exactly. With --cosine C (quantized models, whose runtimes may round a requantization
+differently), a float output agrees when the cosine similarity of the two is at least C instead.
+Prints one JSON line {"agree", "outputs", "max_abs_error", "min_cosine", "reason"}; exits 0 when
+every output agrees, 1 when one does not, 2 when a folder is missing or unreadable.
 """
 import argparse
 import glob
@@ -47,25 +49,40 @@ def compare(got, want, rtol, atol):
     return False, max_abs, f"element {i} is {g[i]:.6g}, want {w[i]:.6g}"
 
 
+def cosine(got, want):
+    g = got.astype(np.float64).reshape(-1)
+    w = want.astype(np.float64).reshape(-1)
+    norms = np.linalg.norm(g) * np.linalg.norm(w)
+    if norms == 0:
+        return 1.0 if np.array_equal(g, w) else 0.0
+    return float(np.dot(g, w) / norms)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("got")
     ap.add_argument("want")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--cosine", type=float, help="float outputs agree at this cosine similarity or more")
     args = ap.parse_args()
     wants = sorted(glob.glob(os.path.join(args.want, "output_*.pb")))
     if not wants or not os.path.isdir(args.got):
         print(f"error: no outputs to compare in '{args.want}' / '{args.got}'", file=sys.stderr)
         return 2
-    result = {"agree": True, "outputs": len(wants), "max_abs_error": 0.0, "reason": ""}
+    result = {"agree": True, "outputs": len(wants), "max_abs_error": 0.0, "min_cosine": 1.0, "reason": ""}
     for want_path in wants:
         name = os.path.basename(want_path)
         got_path = os.path.join(args.got, name)
         if not os.path.exists(got_path):
             result.update(agree=False, reason=f"{name} missing")
             break
-        ok, max_abs, reason = compare(read(got_path), read(want_path), args.rtol, args.atol)
+        got, want = read(got_path), read(want_path)
+        ok, max_abs, reason = compare(got, want, args.rtol, args.atol)
+        if args.cosine is not None and got.shape == want.shape and np.issubdtype(want.dtype, np.floating):
+            c = cosine(got, want)
+            result["min_cosine"] = min(result["min_cosine"], c)
+            ok, reason = c >= args.cosine, f"cosine {c:.5f} < {args.cosine}"
         result["max_abs_error"] = max(result["max_abs_error"], max_abs)
         if not ok:
             result.update(agree=False, reason=f"{name}: {reason}")

@@ -23,13 +23,13 @@ def write_outputs(folder, arrays):
 
 
 class CompareOutputs(unittest.TestCase):
-    def verdict(self, got, want):
+    def verdict(self, got, want, *flags):
         """Exit status of compare_outputs.py on two lists of arrays."""
         with tempfile.TemporaryDirectory() as d:
             write_outputs(os.path.join(d, "got"), got)
             write_outputs(os.path.join(d, "want"), want)
-            r = subprocess.run([sys.executable, SCRIPT, os.path.join(d, "got"), os.path.join(d, "want")],
-                               capture_output=True, text=True)
+            r = subprocess.run([sys.executable, SCRIPT, os.path.join(d, "got"), os.path.join(d, "want"),
+                                *flags], capture_output=True, text=True)
             return r.returncode
 
     def test_within_rtol_and_atol(self):
@@ -61,6 +61,17 @@ class CompareOutputs(unittest.TestCase):
         a = np.ones(2, np.float32)
         self.assertEqual(self.verdict([a, a], [a, a * 2]), 1)
         self.assertEqual(self.verdict([a], [a, a]), 1)  # one missing
+
+    def test_cosine_for_quantized_outputs(self):
+        rng = np.random.default_rng(0)
+        w = rng.standard_normal(1000).astype(np.float32)
+        near = w + np.float32(0.05) * rng.standard_normal(1000).astype(np.float32)  # cosine ~0.9988
+        self.assertEqual(self.verdict([near], [w]), 1)  # beyond rtol/atol
+        self.assertEqual(self.verdict([near], [w], "--cosine", "0.99"), 0)
+        self.assertEqual(self.verdict([near], [w], "--cosine", "0.9999"), 1)
+        self.assertEqual(self.verdict([-w], [w], "--cosine", "0.99"), 1)
+        ints = np.array([1, 2], np.int64)
+        self.assertEqual(self.verdict([ints + 1], [ints], "--cosine", "0.5"), 1)  # integers stay exact
 
     def test_missing_folders_are_bad_input(self):
         with tempfile.TemporaryDirectory() as d:

@@ -6,7 +6,8 @@ Usage: /usr/bin/python3 bench/report.py RESULTS --threads N NAME...
 RESULTS/NAME/ holds kiln_<round>.json and ort_<round>.json (the JSON line of `kiln bench --json`
 and of tools/ort/bench.js --json, stderr in the matching .err), kiln_run.err and ort_run.err, and
 compare.json from bench/compare_outputs.py. Each side's figure is its round with the lowest p50.
-Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
+A quantized row (NAME@int8, NAME@int8-dynamic) also gets its p50 over kiln's fp32 p50 of NAME
+when NAME ran too. Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
 """
 import argparse
 import datetime
@@ -48,6 +49,8 @@ def outputs_verdict(folder):
         with open(os.path.join(folder, "compare.json")) as f:
             c = json.loads(f.read())
         if c.get("agree"):
+            if c.get("min_cosine", 1.0) < 1.0:
+                return "yes", f"cosine {c['min_cosine']:.4f}"
             return "yes", f"max abs error {c['max_abs_error']:.2g}"
         return "NO", c.get("reason", "")
     except (OSError, ValueError):
@@ -58,16 +61,23 @@ def outputs_verdict(folder):
 
 
 def machine():
-    model = platform.processor() or "unknown CPU"
+    """The CPU's name, the features that decide kiln's kernels (VMs often name the CPU vaguely),
+    and the core count."""
+    model, flags = platform.processor() or "unknown CPU", set()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
+                if line.startswith("model name") and not flags:
                     model = line.split(":", 1)[1].strip()
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
                     break
     except OSError:
         pass
-    return f"{model}, {os.cpu_count()} cores"
+    named = [("avx512f", "AVX-512"), ("avx512_vnni", "VNNI"), ("avx512_bf16", "AVX-512 BF16"),
+             ("amx_int8", "AMX")]
+    have = [n for f, n in named if f in flags] or (["AVX2"] if "avx2" in flags else [])
+    return f"{model} ({', '.join(have) or 'no AVX2'}), {os.cpu_count()} cores"
 
 
 def fmt_ms(rec, key):
@@ -85,6 +95,11 @@ def main():
     args = ap.parse_args()
 
     rows, notes, ok, ort_version, iterations = [], [], True, "", None
+    kiln_p50 = {}
+    for name in args.names:
+        rec, _ = best_round(os.path.join(args.results, name), "kiln")
+        if rec:
+            kiln_p50[name] = rec["p50_ms"]
     for name in args.names:
         folder = os.path.join(args.results, name)
         kiln, kiln_err = best_round(folder, "kiln")
@@ -95,7 +110,10 @@ def main():
         if kiln:
             iterations = (kiln.get("iterations"), kiln.get("warmup"))
         ratio = f"{kiln['p50_ms'] / ort['p50_ms']:.2f}" if kiln and ort and ort["p50_ms"] > 0 else "-"
-        rows.append(f"| {name} | {fmt_ms(kiln, 'p50_ms')} | {fmt_ms(ort, 'p50_ms')} | {ratio} | "
+        base = name.split("@")[0]
+        vs_fp32 = (f"{kiln['p50_ms'] / kiln_p50[base]:.2f}" if "@" in name and kiln and kiln_p50.get(base)
+                   else "-")
+        rows.append(f"| {name} | {fmt_ms(kiln, 'p50_ms')} | {fmt_ms(ort, 'p50_ms')} | {ratio} | {vs_fp32} | "
                     f"{fmt_ms(kiln, 'load_ms')} | {fmt_ms(ort, 'load_ms')} | {agree} |")
         for side, err in (("kiln", kiln_err), ("ONNX Runtime", ort_err)):
             if err:
@@ -108,8 +126,9 @@ def main():
     print(f"kiln vs {ort_version or 'ONNX Runtime'}: batch 1 (BERT: seq 128), {args.threads} threads"
           f"{runs}; {datetime.date.today().isoformat()}, {machine()}.")
     print()
-    print("| model | kiln p50 ms | ORT p50 ms | kiln / ORT | kiln session ms | ORT session ms | outputs agree |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| model | kiln p50 ms | ORT p50 ms | kiln / ORT | int8 / kiln fp32 | kiln session ms | ORT session ms "
+          "| outputs agree |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
         print(r)
     if notes:

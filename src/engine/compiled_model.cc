@@ -6,6 +6,7 @@
 #include "engine/lowering.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/plan.h"
+#include "engine/qdq_pattern.h"
 #include "onnx/import.h"
 #include "ops/infer.h"
 #include "opt/pipeline.h"
@@ -45,6 +46,8 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
     opt::optimize(model_, opt::level_pipeline(opts_.optimize_level));
     infer_shapes(model_);
   }
+  // Each reader of a shared DequantizeLinear gets its own, for the int8 kernels to take.
+  if (dedicate_dequantize(*model_.graph) > 0) infer_shapes(model_);
   for (const Value* v : model_.graph->inputs)
     if (!v->is_constant()) inputs_.push_back(v);
   for (const Value* v : model_.graph->outputs) outputs_.push_back(v);

@@ -23,24 +23,39 @@ const std::vector<DispatchList>& dispatch_lists() {
       // Convolutions. A depthwise conv with the SiLU making its input takes that SiLU before the
       // expansion conv's group would take it as its epilogue; alone, oneDNN's depthwise kernel is
       // faster. A ConvTranspose whose kernel equals its strides is kiln's (oneDNN's took up to
-      // 100x longer, one output channel worst).
-      {{"Conv"}, kFloat, {{&kCpuDepthwiseConv, kProducers}, {&kOnednnConv, kFusing}}},
+      // 100x longer, one output channel worst). A Conv of the QDQ form (DequantizeLinear of its
+      // input and weights) is an int8 conv taking the DequantizeLinear of its input and the
+      // QuantizeLinear of its result.
+      {{"Conv"}, kFloat,
+       {{&kOnednnQuantConv, kProducers}, {&kCpuDepthwiseConv, kProducers}, {&kOnednnConv, kFusing}}},
+      {{"QLinearConv", "ConvInteger"}, kAnyType, {{&kOnednnQLinearConv, kAll}}},
       {{"ConvTranspose"}, kFloat, {{&kCpuPatchDeconv, kFusing}, {&kOnednnDeconv, kFusing}}},
-      {{"MatMul", "Gemm"}, kFloat, {{&kOnednnMatmul, kFusing}}},
+      // With constant int8 weights (QDQ, dynamic QDQ, ONNX Runtime's MatMulInteger form): int8.
+      {{"MatMul", "Gemm"}, kFloat, {{&kOnednnQuantMatmul, kProducers}, {&kOnednnMatmul, kFusing}}},
+      {{"MatMulInteger"}, kAnyType, {{&kOnednnQuantMatmul, kFusing}}},
+      {{"QLinearMatMul"}, kAnyType, {{&kOnednnQuantMatmul, kAll}}},
       {{"Attention"}, kFloat, {{&kOnednnAttention, kAll}}},
-      {{"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}, kFloat,
-       {{&kOnednnPool, kAll}}},
+      {{"MaxPool"}, kFloat, {{&kOnednnQuantMaxPool, kFusing}, {&kOnednnPool, kAll}}},
+      {{"AveragePool", "GlobalAveragePool", "GlobalMaxPool"}, kFloat, {{&kOnednnPool, kAll}}},
       {{"BatchNormalization"}, kFloat, {{&kOnednnBatchNorm, kAll}}},
       {{"Softmax", "LogSoftmax"}, kFloat, {{&kCpuSoftmax, kAll}}},
       {{"LayerNormalization"}, kFloat, {{&kCpuLayerNorm, kAll}}},
       {{"ReduceSum", "ReduceMean", "ReduceMax"}, kFloat, {{&kCpuReduce, kAll}}},
       {{"LSTM"}, kFloat, {{&kCpuLstm, kAll}}},
+      {{"GRU"}, kFloat, {{&kCpuGru, kAll}}},
       // Elementwise ops: a chain of them is one pass.
       {{"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "HardSigmoid", "HardSwish", "Exp", "Sqrt",
-        "Neg", "Abs", "Reciprocal", "Clip", "Gelu", "Add", "Sub", "Mul", "Div", "Max", "Min",
+        "Neg", "Abs", "Reciprocal", "Clip", "Gelu", "Sub", "Mul", "Div", "Max", "Min",
         "Pow"},
        kFloat,
        {{&kCpuElementwise, kAll}}},
+      // The residual Add of the QDQ form (DequantizeLinear of both operands, QuantizeLinear of
+      // the sum) reads and writes int8.
+      {{"Add"}, kFloat, {{&kCpuQuantizedAdd, kFusing}, {&kCpuElementwise, kAll}}},
+      // Quantization's boundaries, per tensor; per axis on the reference kernel.
+      {{"QuantizeLinear"}, kFloat, {{&kCpuQuantizeLinear, kAll}}},
+      {{"DequantizeLinear"}, kAnyType, {{&kCpuQuantizeLinear, kAll}}},
+      {{"DynamicQuantizeLinear"}, kFloat, {{&kCpuDynamicQuantize, kAll}}},
       // Data movement. Concats are kiln's copies where their pieces' layouts allow (row-major
       // pieces of any type included), else oneDNN's; a Concat of a channel shuffle's groups is
       // the shuffle's step.
@@ -56,7 +71,8 @@ const std::vector<DispatchList>& dispatch_lists() {
       {{"Gather"}, kAnyType, {{&kCpuGather, kAll}}},
       // A channel shuffle (Reshape, Transpose, Reshape) is one step; other reshapes are views.
       {{"Reshape"}, kFloat, {{&kCpuChannelShuffle, kFusing}}},
-      {{"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}, kAnyType, {{&kEngineView, kAll}}},
+      {{"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}, kAnyType, {{&kEngineView, kAll}}},
+      {{"Pad"}, kAnyType, {{&kCpuPad, kAll}}},
       // A Resize with constant scales or sizes is a planned step; any other makes its output.
       {{"Resize"}, kFloat, {{&kCpuResize, kAll}}},
       {{"Resize"}, kAnyType, {{&kCpuResizeContext, kAll}}},

@@ -12,6 +12,9 @@ struct EngineOptions {
                                 // multiplications, float32 error a few times larger)
   int64_t allocation_cap = 0;   // bytes for one tensor; 0: the default (support/limits.h)
   bool allow_newer_opset = false;  // opsets newer than kiln knows: a warning, not a refusal
+  bool bf16 = false;            // convs and matmuls with constant weights compute in bf16 (weights
+                                // and inputs rounded to bf16, results float) where the CPU has
+                                // AVX-512 BF16; elsewhere float32, said once on stderr
 };
 
 }  // namespace kiln::engine

@@ -15,7 +15,7 @@ namespace {
 // Ops whose lowering may make their output a view of their input's buffer.
 bool may_alias(const Node& n) {
   static const std::unordered_set<std::string> ops = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                                      "Identity"};
+                                                      "Identity", "Dropout"};
   return n.domain.empty() && ops.contains(n.op_type);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "ops/pad_geometry.h"
 #include "ops/tensor_common.h"
 
 namespace kiln {
@@ -41,40 +42,11 @@ void copy_region(S* dst, const std::vector<int64_t>& dst_strides, int64_t dst_of
 // ---------------------------------------------------------------------------------------------
 // Pad
 
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
-
 PadMode pad_mode(const Node& n) {
   const std::string m = attr_string(n, "mode", "constant");
-  if (m == "constant") return PadMode::kConstant;
-  if (m == "reflect") return PadMode::kReflect;
-  if (m == "edge") return PadMode::kEdge;
-  if (m == "wrap") return PadMode::kWrap;
-  fail(ErrorKind::kBadModel, "{}unknown pad mode '{}'", n.where(), m);
-}
-
-// The per-axis (begin, end) pads: pads input over the axes input (all axes by default).
-template <typename Bad>
-std::vector<std::pair<int64_t, int64_t>> pads_per_axis(const std::vector<int64_t>& pads,
-                                                       const std::optional<std::vector<int64_t>>& axes,
-                                                       int rank, Bad&& bad) {
-  std::vector<int64_t> ax;
-  if (axes) {
-    ax = *axes;
-  } else {
-    for (int k = 0; k < rank; ++k) ax.push_back(k);
-  }
-  if (pads.size() != 2 * ax.size())
-    bad(fmt::format("pads has {} entries for {} axes", pads.size(), ax.size()));
-  std::vector<std::pair<int64_t, int64_t>> out(rank, {0, 0});
-  std::vector<bool> seen(rank, false);
-  for (size_t i = 0; i < ax.size(); ++i) {
-    if (ax[i] < -rank || ax[i] >= rank) bad(fmt::format("axis {} out of range for rank {}", ax[i], rank));
-    const int k = static_cast<int>(ax[i] < 0 ? ax[i] + rank : ax[i]);
-    if (seen[k]) bad(fmt::format("axis {} given twice", ax[i]));
-    seen[k] = true;
-    out[k] = {pads[i], pads[i + ax.size()]};
-  }
-  return out;
+  const auto mode = parse_pad_mode(m);
+  if (!mode) fail(ErrorKind::kBadModel, "{}unknown pad mode '{}'", n.where(), m);
+  return *mode;
 }
 
 void infer_pad(InferContext& ctx) {
@@ -93,34 +65,18 @@ void infer_pad(InferContext& ctx) {
     ctx.set_output(0, dt, unknown_shape(rank));
     return;
   }
-  auto per_axis = pads_per_axis(*pads, axes, rank, [&](const std::string& m) { ctx.fail_here(m); });
+  std::string error;
+  const auto per_axis = pads_per_axis(*pads, axes, rank, &error);
+  if (!per_axis) ctx.fail_here(error);
   Shape out(rank);
   for (int k = 0; k < rank; ++k) {
-    auto [b, e] = per_axis[k];
+    auto [b, e] = (*per_axis)[k];
     auto total = checked_add(b, e);
     out[k] = total ? add_int((*in)[k], *total) : Dim();
     if (out[k].is_known() && (*in)[k].is_known() && (*in)[k].value() + *total < 0)
       ctx.fail_here(fmt::format("pads make dim {} negative", k));
   }
   ctx.set_output(0, dt, std::move(out));
-}
-
-// Where output position o of an axis reads from: a source index, or -1 for the constant.
-int64_t pad_source(PadMode mode, int64_t o, int64_t begin, int64_t lo, int64_t len) {
-  int64_t i = o - begin;  // position in the cropped input [lo, lo + len)
-  if (i >= 0 && i < len) return lo + i;
-  switch (mode) {
-    case PadMode::kConstant: return -1;
-    case PadMode::kEdge: return lo + (i < 0 ? 0 : len - 1);
-    case PadMode::kWrap: return lo + ((i % len) + len) % len;
-    case PadMode::kReflect: {
-      if (len == 1) return lo;
-      const int64_t period = 2 * (len - 1);
-      int64_t m = ((i % period) + period) % period;
-      return lo + (m < len ? m : period - m);
-    }
-  }
-  return -1;
 }
 
 void run_pad(KernelContext& ctx) {
@@ -130,35 +86,15 @@ void run_pad(KernelContext& ctx) {
   const auto pads = input_ints(ctx, 1, "pads");
   std::optional<std::vector<int64_t>> axes;
   if (ctx.has_input(3)) axes = input_ints(ctx, 3, "axes");
-  auto per_axis = pads_per_axis(pads, axes, rank, [&](const std::string& m) { ctx.fail_here(m); });
-  std::vector<int64_t> out_dims(rank), lo(rank), len(rank), begin(rank);
-  for (int k = 0; k < rank; ++k) {
-    auto [b, e] = per_axis[k];
-    const int64_t d = x.dim(k);
-    auto total = checked_add(d, b);
-    if (total) total = checked_add(*total, e);
-    if (!total || *total < 0)
-      ctx.fail_here(fmt::format("pads {} and {} do not fit dim {} of size {}", b, e, k, d));
-    out_dims[k] = *total;
-    // Negative pads crop first; the positive ones pad what is left.
-    const int64_t crop_b = b >= 0 ? 0 : (b <= -d ? d : -b);
-    const int64_t crop_e = e >= 0 ? 0 : (e <= -d ? d : -e);
-    lo[k] = crop_b;
-    len[k] = std::max<int64_t>(0, d - crop_b - crop_e);
-    begin[k] = std::max<int64_t>(0, b);
-    if (mode != PadMode::kConstant && len[k] == 0 && out_dims[k] > 0)
-      ctx.fail_here(fmt::format("cannot pad an empty axis {} in this mode", k));
-  }
+  std::string error;
+  const auto geometry = pad_geometry(mode, x.dims(), pads, axes, &error);
+  if (!geometry) ctx.fail_here(error);
+  const std::vector<int64_t>& out_dims = geometry->out_dims;
+  const std::vector<std::vector<int64_t>>& src = geometry->src;
   Tensor out = new_tensor(ctx, x.dtype(), out_dims);
   if (out.numel() == 0) {
     ctx.set_output(0, std::move(out));
     return;
-  }
-  // The source index along each axis for every output position (-1: the constant).
-  std::vector<std::vector<int64_t>> src(rank);
-  for (int k = 0; k < rank; ++k) {
-    src[k].resize(out_dims[k]);
-    for (int64_t o = 0; o < out_dims[k]; ++o) src[k][o] = pad_source(mode, o, begin[k], lo[k], len[k]);
   }
   const auto strides = strides_of(x.dims());
   const bool has_value = mode == PadMode::kConstant && ctx.has_input(2) && ctx.input(2).numel() > 0;

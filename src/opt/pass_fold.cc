@@ -34,6 +34,12 @@ class FoldConstants final : public GraphPass {
       bool all = !n->outputs.empty();
       for (const Value* v : n->outputs)
         if (v && !facts.constants.contains(v)) all = false;
+      // A DequantizeLinear of constant weights stays: the weights stay int8 (a quarter of the
+      // bytes), and the fast engine's int8 kernels read them through it (engine/qdq_pattern.h).
+      if (all && n->domain.empty() && n->op_type == "DequantizeLinear") {
+        ctx.near_miss(*n, "a DequantizeLinear of constants is kept (quantized weights)");
+        continue;
+      }
       if (!all) {
         if (auto it = why_not.find(n); it != why_not.end())
           ctx.near_miss(*n, "inputs are constant but not folded: " + it->second);

@@ -1,4 +1,5 @@
-// Nodes that return their input unchanged are removed: Identity, Dropout at inference, and
+// Nodes that return their input unchanged are removed: Identity, Dropout at inference (or of ratio
+// 0 in training mode), and
 // Cast/Reshape/Transpose/Pad/Slice/Expand/Concat/Split/Flatten/Tile that do nothing, x*1, x+0,
 // and the second of two idempotent ops (Relu(Relu(x))).
 #include <set>
@@ -36,7 +37,9 @@ Value* passthrough(const Node& n, const InferFacts& facts) {
   if (op == "Dropout") {
     const bool mask_used = n.num_outputs() > 1 && n.outputs[1] && !n.outputs[1]->uses.empty();
     const bool training = n.has_input(2) && !all_equal(constant_values(n.inputs[2], facts), 0);
-    return mask_used || training ? nullptr : x;
+    // In training mode a ratio of 0 drops nothing either (torch exports in train mode write it).
+    const bool drops = training && !(n.has_input(1) && all_equal(constant_values(n.inputs[1], facts), 0));
+    return mask_used || drops ? nullptr : x;
   }
   // The rest change nothing only when the output has the input's type and shape.
   if (!same_type(x, y)) return nullptr;
@@ -71,7 +74,7 @@ class EliminateNoops final : public GraphPass {
  public:
   std::string_view name() const override { return "eliminate-noops"; }
   std::string_view summary() const override {
-    return "removes Identity, inference Dropout and ops that change nothing (x*1, x+0, empty Pad ...)";
+    return "removes Identity, inference (or ratio-0) Dropout and ops that change nothing (x*1, x+0, empty Pad ...)";
   }
 
  protected:

@@ -81,6 +81,24 @@ TEST(OptNoops, IdentityDropoutUnitsAndIdempotentOps) {
   EXPECT_EQ(o.model.graph->outputs[0]->name, "y");  // the output keeps its name
 }
 
+TEST(OptNoops, TrainingModeDropoutOfRatioZeroOnly) {
+  auto o = optimize_text(model(17, "(float[2,3] x) => (float[2,3] y)", R"(
+      zero = Constant <value = float {0}> ()
+      on = Constant <value = bool {1}> ()
+      a = Dropout(x, zero, on)
+      y = Relu(a)
+  )"), {"eliminate-noops", "dce"});
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"Relu", 1}}));
+  // One that drops half stays (no verification here: its output is random).
+  Model m = load_text(model(17, "(float[2,3] x) => (float[2,3] y)", R"(
+      half = Constant <value = float {0.5}> ()
+      on = Constant <value = bool {1}> ()
+      y = Dropout(x, half, on)
+  )"));
+  optimize(m, {"eliminate-noops"}, {});
+  EXPECT_EQ(model_stats(m).ops.at("Dropout"), 1);
+}
+
 TEST(OptNoops, OutputFedByAnInputIsKept) {
   auto o = optimize_text(model(17, "(float[2] x) => (float[2] y)", "y = Identity(x)"),
                          {"eliminate-noops"});
@@ -390,10 +408,23 @@ TEST(OptRmsNorm, DecompositionBecomesRMSNormalizationAtOpset23) {
 }
 
 TEST(OptOpset, RaisingAcrossAMeaningChangeIsRefused) {
-  auto o = optimize_text(model(11, "(float[2,3] x) => (float[2,3] y)", "y = Softmax(x)"),
+  // Softmax-11 on rank 3 with the default axis 1 normalizes dims 1 and 2 together; 13's normalizes
+  // the last dim only.
+  auto o = optimize_text(model(11, "(float[2,3,4] x) => (float[2,3,4] y)", "y = Softmax(x)"),
                          {"raise-opset"}, PassOptions{.target_opset = 20});
   EXPECT_EQ(o.model.opsets.at(""), 11);
   EXPECT_TRUE(near_missed(o.result, "raise-opset", "changes meaning"));
+}
+
+TEST(OptOpset, SoftmaxOverTheLastDimMeansTheSameAcross13) {
+  for (const char* body : {"y = Softmax <axis = 2> (x)", "y = LogSoftmax <axis = -1> (x)"}) {
+    auto o = optimize_text(model(9, "(float[2,3,4] x) => (float[2,3,4] y)", body), {"raise-opset"},
+                           PassOptions{.target_opset = 13});
+    EXPECT_EQ(o.model.opsets.at(""), 13) << body;  // optimize_text proved the outputs the same
+  }
+  auto two_d = optimize_text(model(11, "(float[2,3] x) => (float[2,3] y)", "y = Softmax(x)"),
+                             {"raise-opset"}, PassOptions{.target_opset = 13});
+  EXPECT_EQ(two_d.model.opsets.at(""), 13);  // axis 1 of a 2-D input is its last
 }
 
 TEST(OptPipeline, LevelsAndUnknownPasses) {

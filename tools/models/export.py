@@ -145,10 +145,49 @@ class ControlFlow(nn.Module):
         return h
 
 
-def torchvision_spec(name):
+class SpeechModel(nn.Module):
+    """A speech-recognizer-style stack: 80 mel features -> LSTM -> GRU -> 32 token scores per frame."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(80, 256, batch_first=True)
+        self.gru = nn.GRU(256, 256, batch_first=True)
+        self.head = nn.Linear(256, 32)
+
+    def forward(self, x):  # [batch, seq, 80] -> [batch, seq, 32]
+        h, _ = self.lstm(x)
+        h, _ = self.gru(h)
+        return self.head(h)
+
+
+class SmallUNet(nn.Module):
+    """A 3-level UNet: strided convs down, ConvTranspose up, skips joined by Concat."""
+
+    def __init__(self, c=16):
+        super().__init__()
+
+        def block(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+
+        self.enc1, self.enc2, self.enc3 = block(3, c), block(c, 2 * c), block(2 * c, 4 * c)
+        self.down1, self.down2 = nn.Conv2d(c, c, 2, stride=2), nn.Conv2d(2 * c, 2 * c, 2, stride=2)
+        self.up2, self.up1 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2), nn.ConvTranspose2d(2 * c, c, 2, stride=2)
+        self.dec2, self.dec1 = block(4 * c, 2 * c), block(2 * c, c)
+        self.out = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.down1(e1))
+        e3 = self.enc3(self.down2(e2))
+        d2 = self.dec2(torch.cat([self.up2(e3), e2], 1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
+        return self.out(d1)
+
+
+def torchvision_spec(name, size=224, train_mode=False, **kwargs):
     def build():
         import torchvision
-        model = getattr(torchvision.models, name)(weights=None)
+        model = getattr(torchvision.models, name)(weights=None, **kwargs)
         # Some initializers zero a layer (ViT's classifier head), which would make every output 0.
         with torch.no_grad():
             for pname, p in model.named_parameters():
@@ -164,11 +203,11 @@ def torchvision_spec(name):
                 m.momentum = None  # cumulative average: exactly this batch's statistics
             model.train()
             with torch.no_grad():
-                model(torch.randn(4, 3, 224, 224))
+                model(torch.randn(4, 3, size, size))
         return model
 
-    return dict(build=build, args=(torch.randn(1, 3, 224, 224),), inputs=["input"], outputs=["output"],
-                dynamic={"input": {0: "batch"}, "output": {0: "batch"}})
+    return dict(build=build, args=(torch.randn(1, 3, size, size),), inputs=["input"], outputs=["output"],
+                dynamic={"input": {0: "batch"}, "output": {0: "batch"}}, train_mode=train_mode)
 
 
 MODELS = {
@@ -184,6 +223,15 @@ MODELS = {
     "mobilenet_v3_large": lambda: torchvision_spec("mobilenet_v3_large"),
     "convnext_tiny": lambda: torchvision_spec("convnext_tiny"),
     "regnet_y_400mf": lambda: torchvision_spec("regnet_y_400mf"),
+    # Issue 19's models where kiln was slower than ONNX Runtime: 1x7 / 7x1 convs and Pads; a ViT
+    # exported in train mode (its Dropouts of ratio 0 stay, training_mode on); LSTM + GRU; a UNet.
+    "inception_v3": lambda: torchvision_spec("inception_v3", size=299, aux_logits=False, init_weights=True),
+    "vit_b_16_train": lambda: torchvision_spec("vit_b_16", train_mode=True),
+    "speech_lstm_gru": lambda: dict(build=SpeechModel, args=(torch.randn(1, 50, 80),), inputs=["input"],
+                                    outputs=["output"],
+                                    dynamic={"input": {0: "batch", 1: "seq"}, "output": {0: "batch", 1: "seq"}}),
+    "unet_small": lambda: dict(build=SmallUNet, args=(torch.randn(1, 3, 128, 128),), inputs=["input"],
+                               outputs=["output"], dynamic={"input": {0: "batch"}, "output": {0: "batch"}}),
     # BERT-base shape: 12 layers, hidden 768, 12 heads, FFN 3072, the usual 30522-token vocabulary.
     "bert_base": lambda: bert_spec(BertConfig(vocab=30522, hidden=768, layers=12, heads=12, intermediate=3072)),
     # Same graph structure, small: 2 layers, hidden 128, 2 heads, FFN 512, 1024 tokens.
@@ -210,6 +258,9 @@ def export(name, out_dir):
     spec = MODELS[name]()
     model = spec["build"]()
     model.eval()
+    # A train-mode export keeps Dropout (training_mode on) and BatchNorm in training form, as
+    # scripts that forget model.eval() get; the weights and statistics are the same.
+    mode = torch.onnx.TrainingMode.TRAINING if spec.get("train_mode") else torch.onnx.TrainingMode.EVAL
     # Write beside the target, then rename: an interrupted export never leaves a half file behind.
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".onnx.tmp", dir=out_dir)
     os.close(fd)
@@ -218,7 +269,7 @@ def export(name, out_dir):
         # instead of the fused aten::_native_multi_head_attention, which has no ONNX export.
         torch.onnx.export(model, spec["args"], tmp, opset_version=OPSET, do_constant_folding=True,
                           input_names=spec["inputs"], output_names=spec["outputs"],
-                          dynamic_axes=spec["dynamic"])
+                          dynamic_axes=spec["dynamic"], training=mode)
         check(tmp, spec.get("require_ops", set()))
         os.replace(tmp, path)
     finally:
@@ -247,13 +298,15 @@ def check(path, require_ops):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="output folder (created if missing)")
+    ap.add_argument("--out", help="output folder (created if missing); required unless --list")
     ap.add_argument("names", nargs="*", help=f"models to export (default all): {', '.join(MODELS)}")
     ap.add_argument("--list", action="store_true", help="print the model names and exit")
     args = ap.parse_args()
     if args.list:
         print("\n".join(MODELS))
         return 0
+    if not args.out:
+        ap.error("--out is required")
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
         ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")

@@ -21,11 +21,16 @@ extern const KernelImpl kCpuResize;          // resize_step.cc: constant scales 
 extern const KernelImpl kCpuPatchDeconv;     // patch_deconv_step.cc
 extern const KernelImpl kCpuDepthwiseConv;   // depthwise_conv_step.cc
 extern const KernelImpl kEngineView;         // view_step.cc
+extern const KernelImpl kCpuPad;             // pad_step.cc
 extern const KernelImpl kCpuLstm;            // lstm_step.cc
+extern const KernelImpl kCpuGru;             // gru_step.cc
 // Kernels of the reference form (context_kernels.cc).
 extern const KernelImpl kCpuNms;
 extern const KernelImpl kCpuResizeContext;   // any Resize: it makes its own output
 extern const KernelImpl kCpuNonZero;
 extern const KernelImpl kCpuGatherNd;
+extern const KernelImpl kCpuQuantizeLinear;  // quant_steps.cc: QuantizeLinear, DequantizeLinear
+extern const KernelImpl kCpuQuantizedAdd;    // the residual Add of the QDQ form, in int8
+extern const KernelImpl kCpuDynamicQuantize;  // DynamicQuantizeLinear
 
 }  // namespace kiln::engine

@@ -30,6 +30,29 @@ TEST(NativeElementwise, ChainWithBroadcastingIsOneStep) {
   }
 }
 
+// A Dropout that drops nothing (inference, or a train-mode export of ratio 0) is a view; one that
+// drops (training with ratio 0.5) stays on the reference kernel, random as it is.
+TEST(EngineView, DropoutThatDropsNothing) {
+  for (const bool training : {false, true}) {
+    const auto make = [training] {
+      ModelBuilder b;
+      Value* on = b.constant("on", Tensor::scalar(DataType::kBool, training ? 1.0 : 0.0));
+      b.output(b.op("Relu", {b.op("Dropout", {b.input("x", {2, 8}), scalar(b, "ratio", 0.0f), on})}));
+      return b.take();
+    };
+    const auto s = expect_same_as_reference(make, {random_tensor({2, 8}, 4)});
+    EXPECT_EQ(steps_of(s, "engine.view"), 1) << training;
+    EXPECT_EQ(steps_of(s, "reference"), 0) << training;
+  }
+  ModelBuilder b;
+  Value* on = b.constant("on", Tensor::scalar(DataType::kBool, 1.0));
+  b.output(b.op("Dropout", {b.input("x", {2, 8}), scalar(b, "ratio", 0.5f), on}));
+  CompiledModel m(b.take());
+  const PlanSummary s = m.summary({{2, 8}});
+  EXPECT_EQ(steps_of(s, "engine.view"), 0);
+  EXPECT_EQ(steps_of(s, "reference"), 1);
+}
+
 TEST(NativeElementwise, OddSizesAndEveryOp) {
   for (const std::string op : {"Relu", "Sigmoid", "Tanh", "Erf", "HardSwish", "Exp", "Neg", "Abs"}) {
     for (int64_t n : {1, 15, 17, 1023}) {

@@ -1,5 +1,5 @@
-// Reshape, Flatten, Squeeze, Unsqueeze and Identity on a row-major tensor: the output is a view of
-// the input's buffer with the dims inference found (no bytes move).
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity and a Dropout that drops nothing, on a row-major
+// tensor: the output is a view of the input's buffer with the dims inference found (no bytes move).
 #include "engine/kernel_table.h"
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
@@ -27,8 +27,26 @@ class ViewStep : public Step {
   std::vector<int64_t> dims_;
 };
 
+// A Dropout that drops nothing: at inference (training_mode absent or false), or of ratio 0, and
+// whose mask nobody reads.
+bool identity_dropout(const Node& n, const GraphFacts& f) {
+  for (int i = 1; i < n.num_outputs(); ++i)
+    if (n.outputs[i] && (f.is_graph_output(n.outputs[i]) || !f.consumers(n.outputs[i]).empty()))
+      return false;
+  auto constant_zero = [&](int i) {
+    const Tensor* t = n.has_input(i) ? f.constant(n.inputs[i]) : nullptr;
+    return t && t->numel() == 1 && t->get_f64(0) == 0;
+  };
+  const bool inference = n.opset < 12 || !n.has_input(2) || constant_zero(2);
+  return inference || constant_zero(1);
+}
+
 bool match_view(const Node& n, const MatchContext& ctx, Group& g) {
-  if (!n.has_input(0) || n.num_outputs() != 1 || !n.outputs[0]) return false;
+  if (n.op_type == "Dropout") {
+    if (!n.has_input(0) || !n.outputs[0] || !identity_dropout(n, ctx.facts)) return false;
+  } else if (!n.has_input(0) || n.num_outputs() != 1 || !n.outputs[0]) {
+    return false;
+  }
   const auto* in = ctx.facts.dims(n.inputs[0]);
   const auto* out = ctx.facts.dims(n.outputs[0]);
   if (!in || !out || n.inputs[0]->type.kind != TypeInfo::Kind::kTensor) return false;

@@ -7,6 +7,7 @@
 
 #include "engine/cpu/elementwise.h"
 #include "engine/lowering.h"
+#include "engine/onednn/bf16_support.h"
 #include "engine/onednn/conv_geometry.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
@@ -80,6 +81,21 @@ std::optional<InputScale> input_scale(const Node& n, const GraphFacts& f, const 
     if (along_channels) return InputScale{m, x, s};
   }
   return std::nullopt;
+}
+
+// Whether v's readers are all float convs onednn.conv takes (in bf16 they read it in bf16), so v
+// may be made in bf16: not a graph output, read by nothing else (a reference kernel or kiln's own
+// would read the bytes as float), and channels-last with more than one channel and pixel, a
+// layout the slot keeps (a plain bf16 one would be taken for float).
+bool read_by_bf16_convs(const Value* v, const GraphFacts& f) {
+  const auto* d = f.dims(v);
+  if (f.is_graph_output(v) || !d || d->size() != 4 || (*d)[1] < 2 || (*d)[2] * (*d)[3] < 2) return false;
+  const auto& readers = f.consumers(v);
+  if (readers.empty()) return false;
+  for (const Node* r : readers)
+    if (!is_op(r, "Conv") || r->inputs[0] != v || !conv_geometry(*r, f) || input_scale(*r, f, *conv_geometry(*r, f)))
+      return false;
+  return true;
 }
 
 bool match_conv(const Node& n, const MatchContext& ctx, Group& g) {
@@ -202,6 +218,10 @@ bool build_conv(Group& g, Lowering& lw) {
   // the input: x of an InputScale in the prologue, else the node's
   const auto scale = g.prologue.empty() ? std::nullopt : input_scale(n, f, geo);
   const Value* x = scale ? scale->x : n.inputs[0];
+  // bf16: the input reordered to bf16, the weights packed in bf16, the result float
+  const bool bf16 = !scale && use_bf16(lw.options());
+  const dt in_dt = bf16 ? dt::bf16 : dt::f32;
+  // and the result in bf16 too when only bf16 convs read it (they would reorder it to bf16)
   const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
   struct Made {
     dnnl::convolution_forward::primitive_desc pd;
@@ -228,26 +248,31 @@ bool build_conv(Group& g, Lowering& lw) {
                        const dnnl::memory::desc& dst) {
       dnnl::convolution_forward::desc d(
           dnnl::prop_kind::forward_inference, alg, src,
-          dnnl::memory::desc(geo.weights, dt::f32, tag::any), fu.bias_md, dst, geo.strides,
+          dnnl::memory::desc(geo.weights, in_dt, tag::any), fu.bias_md, dst, geo.strides,
           geo.dilations, geo.pad_l, geo.pad_r);
       return dnnl::convolution_forward::primitive_desc(d, fu.attr, dnnl_engine());
     };
-    const auto any_src = dnnl::memory::desc(geo.src, dt::f32, tag::any);
+    const auto any_src = dnnl::memory::desc(geo.src, in_dt, tag::any);
     const auto any_dst = dnnl::memory::desc(geo.dst, dt::f32, tag::any);
     // Candidates, best first; the first an optimized implementation takes wins.
     std::vector<std::tuple<dnnl::algorithm, dnnl::memory::desc, dnnl::memory::desc>> tries;
-    if (lw.options().winograd && winograd_fits(geo)) {  // 3x3, stride 1: fewer multiplications
+    if (bf16 && rank == 4) {  // channels-last, as AMX's brgemm convs read it
+      const bool bf16_out = units == g.epilogue.size() && read_by_bf16_convs(g.output(), f) && !fu.post.sum;
+      tries.emplace_back(dnnl::algorithm::convolution_direct, dnnl::memory::desc(geo.src, in_dt, tag::nhwc),
+                         dnnl::memory::desc(geo.dst, bf16_out ? dt::bf16 : dt::f32, tag::nhwc));
+    }
+    if (!bf16 && lw.options().winograd && winograd_fits(geo)) {  // 3x3, stride 1: fewer multiplications
       if (made_in) tries.emplace_back(dnnl::algorithm::convolution_winograd, *made_in, any_dst);
       tries.emplace_back(dnnl::algorithm::convolution_winograd, any_src, any_dst);
     }
     // The input as it was made and the result in the same family of layout (channels-last or
     // channel-blocked): no reorder on either side.
-    if (made_in && rank == 4) {
+    if (made_in && rank == 4 && !bf16) {
       const bool blocked = made_in->data.format_desc.blocking.inner_nblks != 0;
       tries.emplace_back(dnnl::algorithm::convolution_direct, *made_in,
                          dnnl::memory::desc(geo.dst, dt::f32, blocked ? tag::nChw16c : tag::nhwc));
     }
-    if (blocked_stem)
+    if (blocked_stem && !bf16)
       tries.emplace_back(dnnl::algorithm::convolution_direct, any_src,
                          dnnl::memory::desc(geo.dst, dt::f32, tag::nChw16c));
     for (const auto& [alg, src, dst] : tries) {
@@ -268,7 +293,8 @@ bool build_conv(Group& g, Lowering& lw) {
     scaled->read_scale(lw.plain(scale->s));
     step = std::move(scaled);
   } else {
-    step = std::make_unique<DnnlStep>(dnnl::convolution_forward(made.pd), &n, "onednn.conv");
+    step = std::make_unique<DnnlStep>(dnnl::convolution_forward(made.pd), &n,
+                                      bf16 ? "onednn.conv_bf16" : "onednn.conv");
     step->bind_constant(DNNL_ARG_WEIGHTS,
                         lw.weights().get(*f.constant(n.inputs[1]), plain_md(geo.weights, dt::f32),
                                          made.pd.weights_desc()));

@@ -18,16 +18,22 @@ bool all_positive(const std::vector<int64_t>& d) {
 
 std::optional<ConvGeometry> conv_geometry(const Node& n, const GraphFacts& f) {
   if (!n.has_input(0) || !n.has_input(1) || f.dtype(n.inputs[0]) != DataType::kFloat) return {};
-  const auto* x = f.dims(n.inputs[0]);
   const Tensor* w = f.constant(n.inputs[1]);
   const Tensor* b = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
-  if (!x || !w || w->dtype() != DataType::kFloat || (n.has_input(2) && !b)) return {};
+  if (!w || w->dtype() != DataType::kFloat || (n.has_input(2) && !b)) return {};
+  if (b && (b->dtype() != DataType::kFloat || b->numel() != w->dim(0))) return {};
+  return conv_geometry_of(n, f.dims(n.inputs[0]), *w);
+}
+
+std::optional<ConvGeometry> conv_geometry_of(const Node& n, const std::vector<int64_t>* x,
+                                             const Tensor& weights) {
+  const Tensor* w = &weights;
+  if (!x) return {};
   const int rank = static_cast<int>(x->size());
   if (rank < 3 || rank > 5 || w->rank() != rank || !all_positive(*x) || !all_positive(w->dims()))
     return {};
   const int64_t G = attr_int(n, "group"), C = (*x)[1], M = w->dim(0);
   if (G < 1 || C % G != 0 || C / G != w->dim(1) || M % G != 0) return {};
-  if (b && (b->dtype() != DataType::kFloat || b->numel() != M)) return {};
   const std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
   const auto fit = nn::fit_window(n, std::vector<int64_t>(x->begin() + 2, x->end()), kernel);
   if (!fit) return {};  // the reference kernel reports it

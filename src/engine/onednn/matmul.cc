@@ -8,6 +8,7 @@
 // Gemm: transposes as strides, alpha folded into constant weights, C as the bias (a constant
 // row), a constant matrix (binary add) or a residual (sum).
 #include "engine/lowering.h"
+#include "engine/onednn/bf16_support.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/onednn_kernels.h"
@@ -287,6 +288,9 @@ bool build_product(Group& g, Lowering& lw) {
   for (int64_t d : p.dst) flops *= static_cast<double>(d);
   const int threads = threads_for_work(flops);
   ThreadScope scope(threads);
+  // bf16 (constant weights): A reordered to bf16, the weights packed in bf16, the result float
+  const bool bf16 = p.weights_mode && use_bf16(lw.options());
+  const dt in_dt = bf16 ? dt::bf16 : dt::f32;
   const Made made = fuse_longest(g, 0, [&](size_t units) {
     const bool unit_bias = bias_unit && units > 0;
     const bool transposed = units > 0 && !g.epilogue[units - 1].perm.empty();
@@ -297,8 +301,8 @@ bool build_product(Group& g, Lowering& lw) {
     dnnl::primitive_attr attr;
     attr.set_post_ops(post.ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const auto a_md = strided_md(p.a.dims, p.a.strides, dt::f32);
-    const auto b_md = p.weights_mode ? dnnl::memory::desc(p.b.dims, dt::f32, dnnl::memory::format_tag::any)
+    const auto a_md = strided_md(p.a.dims, p.a.strides, in_dt);
+    const auto b_md = p.weights_mode ? dnnl::memory::desc(p.b.dims, in_dt, dnnl::memory::format_tag::any)
                                      : strided_md(p.b.dims, p.b.strides, dt::f32);
     dnnl::memory::desc bias_md;
     if (c_bias || unit_bias) {
@@ -312,9 +316,10 @@ bool build_product(Group& g, Lowering& lw) {
       not_fusable("strided operands only through a reference implementation");
     return Made{pd, std::move(post), unit_bias, d};
   });
-  auto step = std::make_unique<DnnlStep>(dnnl::matmul(made.pd), &n, "onednn.matmul");
+  auto step = std::make_unique<DnnlStep>(dnnl::matmul(made.pd), &n, bf16 ? "onednn.matmul_bf16" : "onednn.matmul");
   step->threads = threads;
-  step->bind_input(DNNL_ARG_SRC, lw.plain(p.a.value), made.pd.src_desc(), *f.dims(p.a.value));
+  const int a_slot = bf16 ? lw.in_layout(p.a.value, plain_md(*f.dims(p.a.value), dt::bf16)) : lw.plain(p.a.value);
+  step->bind_input(DNNL_ARG_SRC, a_slot, made.pd.src_desc(), *f.dims(p.a.value));
   if (p.weights_mode) {
     const Tensor w = weights_of(p, f);
     step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(w, strided_md(p.b.dims, p.b.strides, dt::f32),

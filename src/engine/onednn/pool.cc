@@ -1,9 +1,11 @@
 // MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool through oneDNN, reading the layout
-// their input was made in (channels-last after a conv) and writing the same.
+// their input was made in (channels-last after a conv) and writing the same; MaxPool of the QDQ
+// form on the 8-bit values ("onednn.quant_pool").
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/onednn_kernels.h"
+#include "engine/qdq_pattern.h"
 #include "engine/threads.h"
 #include "ops/window_geometry.h"
 
@@ -99,9 +101,62 @@ bool build_pool(Group& g, Lowering& lw) {
   return true;
 }
 
+// MaxPool of the QDQ form, DequantizeLinear -> MaxPool -> QuantizeLinear with the same parameters
+// (ONNX Runtime's form for it): the max of the 8-bit values themselves (dequantization is
+// increasing, and the requantization gives each value back exactly).
+std::optional<DequantizedInput> quant_max_pool(const Node& n, const MatchContext& ctx) {
+  if (ctx.standalone || n.op_type != "MaxPool" || !pool_geometry(n, ctx.facts)) return std::nullopt;
+  auto x = dequantized_input(n.inputs[0], ctx.facts);
+  if (!x || sole_consumer(x->dq->outputs[0], ctx) != &n || !ctx.is_free(x->dq)) return std::nullopt;
+  const auto y = quantize_of(n.outputs[0], ctx);
+  if (!y || y->params.type != x->params.type || y->params.scale != x->params.scale ||
+      y->params.zero_point != x->params.zero_point)
+    return std::nullopt;
+  return x;
+}
+
+bool match_quant_max_pool(const Node& n, const MatchContext& ctx, Group& g) {
+  const auto x = quant_max_pool(n, ctx);
+  if (!x) return false;
+  g.prologue.push_back(x->dq);
+  const Node* q = sole_consumer(n.outputs[0], ctx);
+  g.epilogue.push_back(EpilogueUnit{.nodes = {q}, .out = q->outputs[0]});
+  return true;
+}
+
+bool build_quant_max_pool(Group& g, Lowering& lw) {
+  const Node& n = *g.anchor;
+  const PoolGeometry geo = *pool_geometry(n, lw.facts());
+  const auto x = dequantized_input(n.inputs[0], lw.facts());
+  if (!x) return false;
+  const dt t = *dnnl_dtype(x->params.type);
+  const auto layout = lw.layout(x->q);
+  const dnnl::memory::desc src_md = layout ? *layout : plain_md(geo.src, t);
+  double work = 1;
+  for (int64_t d : geo.src) work *= static_cast<double>(d);
+  const int threads = threads_for_bytes(work);
+  ThreadScope scope(threads);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, geo.alg, src_md,
+                                   dnnl::memory::desc(geo.dst, t, tag::any), geo.strides,
+                                   geo.kernel, geo.dilations, geo.pad_l, geo.pad_r);
+  dnnl::pooling_v2_forward::primitive_desc pd(d, attr, dnnl_engine());
+  auto step = std::make_unique<DnnlStep>(dnnl::pooling_v2_forward(pd), &n, "onednn.quant_pool");
+  step->threads = threads;
+  step->bind_input(DNNL_ARG_SRC, lw.in_layout(x->q, pd.src_desc()), pd.src_desc(), geo.src);
+  const int out = lw.define(g.output(), pd.dst_desc());
+  step->bind_output(DNNL_ARG_DST, out, pd.dst_desc(), OutputMemory::kPlanned, -1);
+  step->bind_scratchpad(pd.scratchpad_desc(), lw.scratchpad());
+  lw.add(std::move(step));
+  return true;
+}
+
 }  // namespace
 
 constinit const KernelImpl kOnednnPool{.name = "onednn.pool", .match = match_pool,
                                        .build = build_pool};
+constinit const KernelImpl kOnednnQuantMaxPool{.name = "onednn.quant_pool", .match = match_quant_max_pool,
+                                               .build = build_quant_max_pool};
 
 }  // namespace kiln::engine

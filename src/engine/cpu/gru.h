@@ -1,0 +1,25 @@
+// ONNX's GRU on float data through oneDNN's sgemm: the input projection of every time step in
+// one product, then per step the recurrent product and the gates (z, r, h; sigmoid, sigmoid,
+// tanh), in both forms of linear_before_reset (torch exports 1: one recurrent product of all three
+// gates per step; 0: the z and r rows first, then the candidate's on r * H). The reference kernel
+// computes in double and copies the weights into doubles on every call.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::engine::cpu {
+
+struct GruDims {
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0;
+  int64_t directions = 1;
+  bool batch_first = false;          // layout 1: X [batch, seq, input], Y [batch, seq, dirs, hidden]
+  bool linear_before_reset = false;
+};
+
+// One direction `dir` (reverse: the sequence from its end). w [3H, I], r [3H, H], bias [6H] (Wb
+// then Rb) or null; h [batch, H] holds the initial state and gets the last. y: the output of
+// every step, or null.
+void gru_direction(const GruDims& d, int64_t dir, bool reverse, const float* x, const float* w,
+                   const float* r, const float* bias, float* h, float* y);
+
+}  // namespace kiln::engine::cpu
