@@ -3,7 +3,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: deps build test test-unit test-conformance test-asan fuzz fuzz-build fuzz-long demo models clean bench
+# `make python`: the Python package into $(BUILD)/python (PYTHONPATH=$(BUILD)/python python3 -c 'import kiln').
+.PHONY: deps build python test test-unit test-conformance test-asan fuzz fuzz-build fuzz-long demo models clean bench
 
 deps:
 	@scripts/install-deps.sh
@@ -15,6 +16,11 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	@echo "kiln: building in $(BUILD)/ with $(JOBS) jobs ([N/M] counts the files; a first build takes about 15 minutes on 2 cores, later ones seconds)"
 	cmake --build $(BUILD) -j $(JOBS)
+
+python: deps $(BUILD)/build.ninja
+	@echo "kiln: building the Python package into $(BUILD)/python"
+	cmake --build $(BUILD) -j $(JOBS) --target python
+	@echo "kiln: ready: PYTHONPATH=$(BUILD)/python /usr/bin/python3 -c 'import kiln'"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -59,6 +59,18 @@ def main():
             m = re.match(r'\s*#\s*include\s+"([^"/]+)/', line)
             if m and m.group(1) in allowed and m.group(1) not in allowed[layer]:
                 wrong.append(f"{rel}:{n}: {layer} includes {m.group(1)}/ (a layer above it)")
+    # The Python package's binding (python/src) sits on top of every layer, like the command line;
+    # nothing in src/ knows Python. Its files count against the line budget too.
+    for path in sorted((root / "python" / "src").glob("*")) if (root / "python" / "src").is_dir() else []:
+        if path.suffix not in (".h", ".cc"):
+            continue
+        lines = path.read_text().count("\n")
+        if lines > MAX_LINES:
+            long_files.append((lines, path.relative_to(root).as_posix()))
+    for path in sorted((root / "src").rglob("*")):
+        if path.suffix in (".h", ".cc") and re.search(r'#\s*include\s+[<"](pybind11|Python\.h|python/)',
+                                                       path.read_text()):
+            wrong.append(f"{path.relative_to(root).as_posix()}: src/ includes Python (only python/src may)")
     for w in wrong:
         print(w)
     for lines, rel in sorted(long_files, reverse=True):

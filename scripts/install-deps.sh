@@ -15,8 +15,9 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev # oneDNN's CMake config looks for OpenCL (a mere recommend of libdnnl-dev)
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  pybind11-dev python3-dev       # the Python package (make python, python/)
   # the tests, the demo and the benchmarks
-  python3 python3-onnx python3-numpy
+  python3 python3-onnx python3-numpy python3-pytest
   python3-torch python3-torchvision # exports the test and demo models (tools/models/export.py)
   time                           # /usr/bin/time: peak RSS in tests/large and bench/run.sh
   chromium                       # renders the HTML reports in tests/report (headless screenshot)

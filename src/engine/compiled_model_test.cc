@@ -52,6 +52,7 @@ TEST(CompiledModel, PlansDoNotRewriteDeclaredTypes) {
     EXPECT_TRUE(c.equal) << c.reason;
   }
   EXPECT_EQ(m.plans(), 2);
+  EXPECT_EQ(m.model().graph->outputs[0]->type.to_string(), "float[batch,16,8,8]");
 }
 
 TEST(CompiledModel, KnownShapesArePlannedAtCreation) {
