@@ -4,6 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profile/profile_target.h"
+#include "profile/report.h"
 
 namespace kiln::cli {
 
@@ -25,6 +31,22 @@ inline void add_precision(CLI::App& app, std::string& precision) {
                  "(else fp32, said on stderr)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
 }
+
+// What `kiln profile` measures, for the commands that need a profile (quantize --predict).
+struct ProfileRequest {
+  std::string model, inputs, engine = "fast";
+  int threads = 0, level = 0, runs = 10, warmup = 1;
+  uint64_t seed = 0;
+  std::vector<std::string> dims;
+  bool no_cache = false, allow_newer_opset = false;
+};
+// The report and the target it was measured on: the report's nodes point into the target's
+// model, so the two live together.
+struct MeasuredProfile {
+  std::unique_ptr<ProfileTarget> target;
+  ProfileReport report;
+};
+MeasuredProfile measure_profile(const ProfileRequest& request);
 
 Action add_bench(CLI::App& app);
 Action add_inspect(CLI::App& app);

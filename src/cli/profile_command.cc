@@ -31,27 +31,39 @@ struct ProfileOptions {
 };
 
 
-int profile(const ProfileOptions& o) {
-  const int threads = resolve_threads(o.threads);
+}  // namespace
+
+MeasuredProfile measure_profile(const ProfileRequest& q) {
+  const int threads = resolve_threads(q.threads);
   ModelRewrite optimize;
-  if (o.level > 0) {
-    optimize = [level = o.level, newer = o.allow_newer_opset](Model& m) {
+  if (q.level > 0) {
+    optimize = [level = q.level, newer = q.allow_newer_opset](Model& m) {
       check_model(m, {.allow_newer_opset = newer});  // its warnings: the executor says them
       infer_shapes(m);
       opt::optimize(m, opt::level_pipeline(level));
     };
   }
-  auto target = load_target(o.model, o.engine, threads, optimize, o.allow_newer_opset);
+  auto target = load_target(q.model, q.engine, threads, optimize, q.allow_newer_opset);
   const auto feeds =
-      input_feeds(o.inputs, target->inputs(), {.seed = o.seed, .dims = parse_dims(o.dims)},
+      input_feeds(q.inputs, target->inputs(), {.seed = q.seed, .dims = parse_dims(q.dims)},
                   [&](const std::vector<RtValue>& feeds) { target->run(feeds, nullptr); });
   ProfileReport r;
   r.threads = threads;
-  r.peak = machine_peak(threads, !o.no_cache);
-  r.data = profile_runs(*target, feeds, {.warmup = o.warmup, .runs = o.runs});
-  r.model = summarize_model(target->model(), o.model, target->inputs(), feeds);
+  r.peak = machine_peak(threads, !q.no_cache);
+  r.data = profile_runs(*target, feeds, {.warmup = q.warmup, .runs = q.runs});
+  r.model = summarize_model(target->model(), q.model, target->inputs(), feeds);
   r.summary = summarize(r.data, r.peak.roofline());
+  return {std::move(target), std::move(r)};
+}
 
+namespace {
+
+int profile(const ProfileOptions& o) {
+  const MeasuredProfile measured =
+      measure_profile({.model = o.model, .inputs = o.inputs, .engine = o.engine, .threads = o.threads,
+                       .level = o.level, .runs = o.runs, .warmup = o.warmup, .seed = o.seed,
+                       .dims = o.dims, .no_cache = o.no_cache, .allow_newer_opset = o.allow_newer_opset});
+  const ProfileReport& r = measured.report;
   if (!o.trace.empty())
     write_file_atomically(o.trace, json_text(chrome_trace(r.data, getpid(), getpid())) + "\n");
   if (!o.html.empty()) write_file_atomically(o.html, profile_html(r));
@@ -63,7 +75,7 @@ int profile(const ProfileOptions& o) {
     if (forecast) j["forecast"] = forecast_json(*forecast);
     std::cout << json_text(j, 2) << "\n";
   } else {
-    if (o.plan && target->plan()) std::cout << target->plan()->listing << "\n";
+    if (o.plan && measured.target->plan()) std::cout << measured.target->plan()->listing << "\n";
     std::cout << profile_table(r, o.top);
     if (forecast) std::cout << "\n" << forecast_text(*forecast, o.top);
     if (!o.trace.empty()) std::cout << "\ntrace written to " << o.trace << "\n";

@@ -15,6 +15,7 @@
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "profile/optimize_report.h"
+#include "profile/precision_forecast.h"
 #include "ops/check.h"
 #include "ops/infer.h"
 #include "quant/evaluate.h"
@@ -39,7 +40,7 @@ struct QuantizeArgs {
   int calibrate_random = 0, eval_random = 2, latency_runs = 5, threads = 0, level = 2;
   double percentile = 99.99, max_loss = -1;
   bool per_channel = false, per_tensor = false, keep_io_types = true, no_progress = false;
-  bool allow_newer_opset = false;
+  bool allow_newer_opset = false, predict = false;
   uint64_t seed = 0;
   std::vector<std::string> dims, include_ops, exclude_ops, exclude_nodes;
 };
@@ -109,9 +110,28 @@ quant::QuantizeOptions quantize_options(const QuantizeArgs& a) {
           .keep_io_types = a.keep_io_types};
 }
 
+// --predict: what the mode should buy on this CPU, from a profile of the float model and the
+// measured peaks (profile/precision_forecast.h), before anything is calibrated or written.
+int run_predict(const QuantizeArgs& a) {
+  std::optional<ReducedPrecision> precision;
+  if (a.mode == "static") precision = ReducedPrecision::kInt8Static;
+  if (a.mode == "dynamic") precision = ReducedPrecision::kInt8Dynamic;
+  if (a.mode == "bf16") precision = ReducedPrecision::kBf16;
+  KILN_CHECK(precision, ErrorKind::kBadInput,
+             "--predict with --mode {}: kiln predicts int8 (static, dynamic) and bf16; fp16 models "
+             "compute in float32 on the CPU", a.mode);
+  const MeasuredProfile measured =
+      measure_profile({.model = a.model, .threads = a.threads, .level = a.level, .seed = a.seed,
+                       .dims = a.dims, .allow_newer_opset = a.allow_newer_opset});
+  const ProfileReport& r = measured.report;
+  std::cout << forecast_text(forecast_precision(r.data, r.summary, r.peak, *precision));
+  return 0;
+}
+
 int run_quantize(const QuantizeArgs& a) {
   using clock = std::chrono::steady_clock;
   KILN_CHECK(!a.model.empty(), ErrorKind::kBadInput, "no model given");
+  if (a.predict) return run_predict(a);
   KILN_CHECK(!a.out.empty(), ErrorKind::kBadInput, "no output given (-o OUT)");
   const quant::QuantizeOptions opts = quantize_options(a);
   KILN_CHECK(a.percentile > 0 && a.percentile <= 100, ErrorKind::kBadInput,
@@ -266,6 +286,9 @@ Action add_quantize(CLI::App& app) {
       ->check(CLI::Range(0, 3));
   app.add_option("--threads", a->threads, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
   app.add_flag("--no-progress", a->no_progress, "No progress bar on stderr");
+  app.add_flag("--predict", a->predict,
+               "Only say what --mode should buy on this CPU (from a profile of the float model and "
+               "the measured int8/bf16 peaks, as kiln profile --predict does); writes nothing");
   add_allow_newer_opset(app, a->allow_newer_opset);
   return [a] { return run_quantize(*a); };
 }

@@ -1,94 +1,49 @@
 // LSTM as a step of the reference form ("cpu.lstm", cpu/lstm.h): float data, the default
-// activations, no clip, input_forget or sequence_lens; anything else (and every malformed input,
-// so that its errors stay the reference's) goes to the reference kernel.
-#include <algorithm>
-
+// activations, no clip, input_forget or sequence_lens (native/recurrent_shape.h); anything else
+// goes to the reference kernel.
 #include "engine/cpu/lstm.h"
 #include "engine/kernel_table.h"
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
+#include "engine/native/recurrent_shape.h"
 #include "engine/reference_step.h"
-#include "ops/attrs.h"
-#include "support/error.h"
 
 namespace kiln::engine {
 
 namespace {
 
-const KernelFn& reference_lstm() {
-  static const KernelFn& fn = OpRegistry::global().find("", "LSTM")->kernel;
-  return fn;
-}
-
-bool dims_are(const KernelContext& ctx, int i, std::vector<int64_t> dims) {
-  return ctx.input(i).dtype() == DataType::kFloat && ctx.input(i).dims() == dims;
-}
-
-// The dims when this kernel runs the node, else nullopt.
-std::optional<cpu::LstmDims> fast_lstm(const KernelContext& ctx) {
-  const Node& n = ctx.node();
-  if (n.attr("activations") || n.attr("activation_alpha") || n.attr("activation_beta") ||
-      n.attr("clip") || attr_int(n, "input_forget", 0) != 0 || ctx.has_input(4))
+// The shape when this kernel runs the node: the GRU's checks plus the LSTM's own inputs.
+std::optional<RecurrentShape> lstm_shape(const KernelContext& ctx) {
+  if (attr_int(ctx.node(), "input_forget", 0) != 0) return std::nullopt;
+  auto s = recurrent_shape(ctx, 4);
+  if (!s || (ctx.has_input(6) && !float_dims_are(ctx, 6, s->state_dims())) ||
+      (ctx.has_input(7) && !float_dims_are(ctx, 7, {s->directions, 3 * s->hidden})))
     return std::nullopt;
-  const std::string dir = attr_string(n, "direction", "forward");
-  if (dir != "forward" && dir != "reverse" && dir != "bidirectional") return std::nullopt;
-  const Tensor& x = ctx.input(0);
-  const Tensor& r = ctx.input(2);
-  if (x.dtype() != DataType::kFloat || x.rank() != 3 || r.rank() != 3 || x.numel() == 0)
-    return std::nullopt;
-  cpu::LstmDims d;
-  d.batch_first = attr_int(n, "layout", 0) != 0;
-  d.seq = x.dim(d.batch_first ? 1 : 0);
-  d.batch = x.dim(d.batch_first ? 0 : 1);
-  d.input = x.dim(2);
-  d.hidden = r.dim(2);
-  d.directions = dir == "bidirectional" ? 2 : 1;
-  const int64_t D = d.directions, H = d.hidden, B = d.batch;
-  if (H <= 0 || attr_int(n, "hidden_size", H) != H) return std::nullopt;
-  const std::vector<int64_t> state =
-      d.batch_first ? std::vector<int64_t>{B, D, H} : std::vector<int64_t>{D, B, H};
-  if (!dims_are(ctx, 1, {D, 4 * H, d.input}) || !dims_are(ctx, 2, {D, 4 * H, H}) ||
-      (ctx.has_input(3) && !dims_are(ctx, 3, {D, 8 * H})) ||
-      (ctx.has_input(5) && !dims_are(ctx, 5, state)) ||
-      (ctx.has_input(6) && !dims_are(ctx, 6, state)) ||
-      (ctx.has_input(7) && !dims_are(ctx, 7, {D, 3 * H})))
-    return std::nullopt;
-  return d;
+  return s;
 }
 
 void run_lstm(KernelContext& ctx) {
-  const auto fast = fast_lstm(ctx);
-  if (!fast) return reference_lstm()(ctx);
-  const cpu::LstmDims& d = *fast;
-  const int64_t D = d.directions, B = d.batch, H = d.hidden, S = d.seq;
-  const bool reverse_only = attr_string(ctx.node(), "direction", "forward") == "reverse";
-  const std::vector<int64_t> state =
-      d.batch_first ? std::vector<int64_t>{B, D, H} : std::vector<int64_t>{D, B, H};
-  Tensor y(DataType::kFloat, d.batch_first ? std::vector<int64_t>{B, S, D, H}
-                                           : std::vector<int64_t>{S, D, B, H});
-  Tensor yh(DataType::kFloat, state), yc(DataType::kFloat, state);
-  // A state [., ., H] entry of direction dir and batch b, as the layout places it.
-  auto state_at = [&](int64_t dir, int64_t b) { return d.batch_first ? (b * D + dir) * H : (dir * B + b) * H; };
-  std::vector<float> h(static_cast<size_t>(B * H)), c(h.size());
-  for (int64_t dir = 0; dir < D; ++dir) {
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t at = state_at(dir, b);
-      for (int64_t k = 0; k < H; ++k) {
-        h[b * H + k] = ctx.has_input(5) ? ctx.input(5).data<float>()[at + k] : 0.0f;
-        c[b * H + k] = ctx.has_input(6) ? ctx.input(6).data<float>()[at + k] : 0.0f;
-      }
-    }
-    const float* w = ctx.input(1).data<float>() + dir * 4 * H * d.input;
+  static const KernelFn& reference = OpRegistry::global().find("", "LSTM")->kernel;
+  const auto shape = lstm_shape(ctx);
+  if (!shape) return reference(ctx);
+  const RecurrentShape& s = *shape;
+  const cpu::LstmDims d{.seq = s.seq, .batch = s.batch, .input = s.input, .hidden = s.hidden,
+                        .directions = s.directions, .batch_first = s.batch_first};
+  const int64_t H = s.hidden;
+  Tensor y(DataType::kFloat, s.y_dims());
+  Tensor yh(DataType::kFloat, s.state_dims()), yc(DataType::kFloat, s.state_dims());
+  std::vector<float> h, c;
+  for (int64_t dir = 0; dir < s.directions; ++dir) {
+    load_state(ctx, 5, s, dir, h);
+    load_state(ctx, 6, s, dir, c);
+    const float* w = ctx.input(1).data<float>() + dir * 4 * H * s.input;
     const float* r = ctx.input(2).data<float>() + dir * 4 * H * H;
     const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() + dir * 8 * H : nullptr;
     const float* peep = ctx.has_input(7) ? ctx.input(7).data<float>() + dir * 3 * H : nullptr;
-    cpu::lstm_direction(d, dir, reverse_only || dir == 1, ctx.input(0).data<float>(), w, r, bias,
+    cpu::lstm_direction(d, dir, s.reverse_only || dir == 1, ctx.input(0).data<float>(), w, r, bias,
                         peep, h.data(), c.data(), y.data<float>());
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t at = state_at(dir, b);
-      std::copy_n(h.data() + b * H, H, yh.data<float>() + at);
-      std::copy_n(c.data() + b * H, H, yc.data<float>() + at);
-    }
+    store_state(h, s, dir, yh);
+    store_state(c, s, dir, yc);
   }
   ctx.set_output(0, std::move(y));
   ctx.set_output(1, std::move(yh));
