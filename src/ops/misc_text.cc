@@ -1,4 +1,5 @@
 // TfIdfVectorizer and ImageDecoder.
+#include <algorithm>
 #include <map>
 
 #include "ops/kernel_util.h"
@@ -100,7 +101,9 @@ void run_tfidf(KernelContext& ctx) {
     std::vector<double> count(W, 0.0);
     for (int64_t gram = min_n; gram <= max_n && gram <= static_cast<int64_t>(pool.ints.size());
          ++gram) {
-      const int64_t skips = gram == 1 ? 0 : max_skip;
+      // A stride of C or more fits no n-gram of two or more in a row: skips beyond C - 1 count
+      // nothing (and a hostile max_skip_count of 2^63 - 1 would loop for ever).
+      const int64_t skips = gram == 1 ? 0 : std::min<int64_t>(max_skip, std::max<int64_t>(C - 1, 0));
       for (int64_t skip = 0; skip <= skips; ++skip) {
         const int64_t stride = skip + 1;
         for (int64_t s = 0; s + (gram - 1) * stride < C; ++s) {
