@@ -137,6 +137,30 @@ void run_dequantize(KernelContext& ctx) {
                               dtype_name(zp->dtype()), dtype_name(x.dtype())));
   const DataType out = dequantize_out_dtype(n, scale.dtype());
   const QuantMap m = quant_map(ctx, x, scale, zp);
+  // The common case (int8 / uint8 weights or activations, float scales, per tensor or per axis)
+  // without the per-element double loads: the same float arithmetic as below, so the same bits,
+  // at the speed shape inference needs when it evaluates a model's constant weights.
+  if (out == DataType::kFloat && scale.dtype() == DataType::kFloat && m.kind != QuantMap::kBlocked &&
+      (x.dtype() == DataType::kInt8 || x.dtype() == DataType::kUInt8)) {
+    Tensor y(out, x.dims());
+    float* yp = y.data<float>();
+    const float* sp = scale.data<float>();
+    const bool s8 = x.dtype() == DataType::kInt8;
+    const auto* q8 = static_cast<const uint8_t*>(x.raw());
+    const auto* z8 = zp ? static_cast<const uint8_t*>(zp->raw()) : nullptr;
+    auto value = [&](const uint8_t* b, int64_t i) -> float {
+      return s8 ? static_cast<float>(static_cast<int8_t>(b[i])) : static_cast<float>(b[i]);
+    };
+    const int64_t total = x.numel(), inner = m.kind == QuantMap::kAxis ? m.inner : total;
+    for (int64_t start = 0; start < total; start += std::max<int64_t>(inner, 1)) {
+      const int64_t p = m.param(start);
+      const float z = z8 ? value(z8, p) : 0.0f, sc = sp[p];
+      const int64_t end = std::min(total, start + std::max<int64_t>(inner, 1));
+      for (int64_t i = start; i < end; ++i) yp[i] = (value(q8, i) - z) * sc;
+    }
+    ctx.set_output(0, std::move(y));
+    return;
+  }
   const auto xv = nn::load_as<double>(n, x);
   const auto sv = nn::load_as<double>(n, scale);
   std::vector<double> zv = zp ? nn::load_as<double>(n, *zp) : std::vector<double>(1, 0.0);
