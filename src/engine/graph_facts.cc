@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "engine/cpu/quantize.h"
-#include "ops/attrs.h"
 #include "ops/infer.h"
 #include "ops/op.h"
 #include "support/error.h"
@@ -97,47 +95,6 @@ void GraphFacts::collect_reads() {
   }
 }
 
-namespace {
-
-// DequantizeLinear of a constant int8 / uint8 tensor with float scales (per tensor, or per channel
-// along any axis): the engine's exact kernel (cpu/quantize.h: bit for bit the reference's), 100x
-// the reference kernel's speed. A QDQ ResNet-50's 25M weights took the reference 6 s per plan.
-std::optional<Tensor> dequantize_constant(const Node& n, const std::vector<RtValue>& in) {
-  if (!n.domain.empty() || n.op_type != "DequantizeLinear" || in.size() < 2) return std::nullopt;
-  if (attr_int(n, "block_size", 0) != 0 || attr_int(n, "output_dtype", 0) != 0) return std::nullopt;
-  const Tensor& q = in[0].tensor;
-  const Tensor& scale = in[1].tensor;
-  const Tensor* zp = in.size() > 2 && in[2].is_tensor() && in[2].tensor.defined() ? &in[2].tensor : nullptr;
-  if ((q.dtype() != DataType::kInt8 && q.dtype() != DataType::kUInt8) || scale.dtype() != DataType::kFloat ||
-      (zp && (zp->dtype() != q.dtype() || zp->numel() != scale.numel())))
-    return std::nullopt;
-  const int rank = q.rank();
-  int64_t outer = 1, channels = 1, inner = q.numel();
-  if (scale.numel() != 1) {
-    int64_t axis = attr_int(n, "axis", 1);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank || scale.rank() != 1 || scale.numel() != q.dim(static_cast<int>(axis)))
-      return std::nullopt;
-    channels = q.dim(static_cast<int>(axis));
-    outer = 1;
-    for (int k = 0; k < axis; ++k) outer *= q.dim(k);
-    inner = channels > 0 ? q.numel() / outer / std::max<int64_t>(channels, 1) : 0;
-  }
-  Tensor x(DataType::kFloat, q.dims());
-  const auto* qb = static_cast<const uint8_t*>(q.raw());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t c = 0; c < channels; ++c) {
-      const cpu::QuantScale p{.scale = scale.data<float>()[c],
-                              .zero_point = zp ? static_cast<int32_t>(zp->get_i64(c)) : 0,
-                              .type = q.dtype()};
-      const int64_t at = (o * channels + c) * inner;
-      cpu::dequantize(qb + at, inner, p, x.data<float>() + at);
-    }
-  return x;
-}
-
-}  // namespace
-
 void GraphFacts::fold_constants(const std::unordered_map<const Value*, Tensor>& inferred) {
   for (const auto& np : graph_.nodes()) {
     const Node& n = *np;
@@ -162,12 +119,6 @@ void GraphFacts::fold_constants(const std::unordered_map<const Value*, Tensor>& 
       else in[i] = RtValue::of(*c), ptrs[i] = &in[i];
     }
     if (!all_constant) continue;
-    if (auto x = dequantize_constant(n, in)) {
-      dims_[n.outputs[0]] = x->dims();
-      constants_[n.outputs[0]] = std::move(*x);
-      folded_.insert(&n);
-      continue;
-    }
     std::vector<RtValue> outs;
     try {
       KernelContext ctx(n, ptrs, outs, nullptr);
