@@ -18,6 +18,7 @@ packages=(
   pybind11-dev python3-dev       # the Python package (make python, python/)
   # the tests, the demo and the benchmarks
   python3 python3-onnx python3-numpy python3-pytest
+  python3-venv                   # the README's venv for the Python package (kiln.pth into a venv)
   python3-torch python3-torchvision # exports the test and demo models (tools/models/export.py)
   time                           # /usr/bin/time: peak RSS in tests/large and bench/run.sh
   chromium                       # renders the HTML reports in tests/report (headless screenshot)
