@@ -251,7 +251,8 @@ std::string compile_partition(const GraphView& g, pthreadpool_t pool, Partition&
     return "xnn_create_subgraph failed";
   std::string err = Builder(g, p, sg).build();
   if (err.empty()) {
-    const xnn_status s = xnn_create_runtime_v2(sg, pool, 0, &p.runtime);
+    // Its workers yield once a run ends: kiln's OpenMP threads run the steps between partitions.
+    const xnn_status s = xnn_create_runtime_v2(sg, pool, XNN_FLAG_YIELD_WORKERS, &p.runtime);
     if (s != xnn_status_success) err = "xnn_create_runtime failed (status " + std::to_string(int(s)) + ")";
   }
   xnn_delete_subgraph(sg);

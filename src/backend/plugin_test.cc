@@ -104,7 +104,9 @@ TEST(BackendPlugin, XnnpackRunsPartitionsInTheEngine) {
     Prepared p(cnn());
     const PartitionPlan plan = partition_graph(*p.facts, resolve_backends({"xnnpack", "cpu"}, 1).backends, native_target());
     ASSERT_EQ(static_cast<int>(plan.fallbacks.size()), c.fallbacks) << c.options;
-    if (c.fallbacks) EXPECT_NE(plan.fallbacks[0].reason.find("fail_compile=Gemm"), std::string::npos);
+    if (c.fallbacks) {
+      EXPECT_NE(plan.fallbacks[0].reason.find("fail_compile=Gemm"), std::string::npos);
+    }
     BackendRegistry::global().remove("xnnpack");
   }
 }
