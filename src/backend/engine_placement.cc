@@ -28,6 +28,15 @@ engine::Placement BackendPlacement::place(const engine::GraphFacts& facts) {
     std::cerr << fmt::format("kiln: backend '{}' could not compile a partition of {} nodes (first {}): {}; "
                              "they run on the next backend\n",
                              f.backend, f.nodes.size(), node_label(*f.nodes.front()), f.reason);
+  // Nodes left to reference after cpu are the engine's anyway: it runs them on reference kernels
+  // unless it fuses them into a neighbour's group, which forcing them would prevent. Reference
+  // ahead of cpu (or without it) is forced.
+  int cpu = -1, reference = -1;
+  for (size_t b = 0; b < plan.backends.size(); ++b) {
+    if (plan.backends[b]->name() == "cpu") cpu = static_cast<int>(b);
+    if (plan.backends[b]->name() == "reference") reference = static_cast<int>(b);
+  }
+  const bool force_reference = reference >= 0 && (cpu < 0 || reference < cpu);
   engine::Placement out;
   for (const Partition& p : plan.partitions) {
     const Backend& b = *plan.backends[p.backend];
@@ -37,7 +46,7 @@ engine::Placement BackendPlacement::place(const engine::GraphFacts& facts) {
                                 .run = [c](std::span<const Tensor* const> in, std::span<Tensor* const> o) {
                                   c->run(in, o);
                                 }});
-    } else if (b.name() == "reference") {
+    } else if (b.name() == "reference" && force_reference) {
       out.reference.insert(p.nodes.begin(), p.nodes.end());
     }
   }
