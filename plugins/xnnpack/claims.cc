@@ -35,9 +35,18 @@ bool is_scalar_constant(const kiln_value_desc* v) { return v && v->data && numel
 std::string window_check(const kiln_node_desc& n) {
   const std::string pad = attr_string(n, "auto_pad", "NOTSET");
   if (pad != "NOTSET" && pad != "VALID") return "attribute auto_pad=" + pad;
-  if (attr_ints(n, "pads", {0, 0, 0, 0}).size() != 4) return "not a 2-D window (pads)";
-  if (attr_ints(n, "strides", {1, 1}).size() != 2) return "not a 2-D window (strides)";
-  if (attr_ints(n, "dilations", {1, 1}).size() != 2) return "not a 2-D window (dilations)";
+  const auto pads = attr_ints(n, "pads", {0, 0, 0, 0});
+  const auto strides = attr_ints(n, "strides", {1, 1});
+  const auto dilations = attr_ints(n, "dilations", {1, 1});
+  if (pads.size() != 4) return "not a 2-D window (pads)";
+  if (strides.size() != 2) return "not a 2-D window (strides)";
+  if (dilations.size() != 2) return "not a 2-D window (dilations)";
+  // XNNPACK takes them as uint32: out-of-range values are refused here, not wrapped.
+  for (int64_t p : pads)
+    if (p < 0 || p > 65535) return "attribute pads out of range";
+  for (const auto* v : {&strides, &dilations})
+    for (int64_t s : *v)
+      if (s < 1 || s > 65535) return "attribute strides or dilations out of range";
   return "";
 }
 
@@ -48,6 +57,8 @@ std::string conv_check(const GraphView& g, const kiln_node_desc& n) {
   if (x->rank != 4) return "not a 2-D convolution (input rank " + std::to_string(x->rank) + ")";
   if (!w || !w->data || w->rank != 4) return "weights not constant";
   if (g.in_id(n, 2) >= 0 && (!b || !b->data)) return "bias not constant";
+  const std::vector<int64_t> k = attr_ints(n, "kernel_shape", {w->dims[2], w->dims[3]});
+  if (k.size() != 2 || k[0] != w->dims[2] || k[1] != w->dims[3]) return "attribute kernel_shape differs from the weights";
   const int64_t group = attr_int(n, "group", 1);
   if (group < 1 || x->dims[1] % group != 0 || w->dims[1] * group != x->dims[1] || w->dims[0] % group != 0)
     return "attribute group=" + std::to_string(group) + " does not match the weights";
@@ -61,6 +72,7 @@ std::string pool_check(const GraphView& g, const kiln_node_desc& n, bool max) {
   if (max && g.out(n, 1)) return "the Indices output";
   const std::vector<int64_t> k = attr_ints(n, "kernel_shape", {});
   if (k.size() != 2) return "not a 2-D pool (kernel_shape)";
+  if (k[0] < 1 || k[1] < 1 || k[0] > 65535 || k[1] > 65535) return "attribute kernel_shape out of range";
   if (max && k[0] * k[1] < 2) return "a 1x1 max pool";
   if (!max) {
     const std::vector<int64_t> pads = attr_ints(n, "pads", {0, 0, 0, 0});
@@ -99,7 +111,7 @@ std::string gemm_check(const GraphView& g, const kiln_node_desc& n) {
   const kiln_value_desc* b = g.in(n, 1);
   const kiln_value_desc* c = g.in(n, 2);
   if (a->rank != 2 || a->data) return "A not a 2-D activation";
-  if (!b->data || b->rank != 2) return "B not constant";
+  if (!b || !b->data || b->rank != 2) return "B not constant";
   if (attr_int(n, "transA", 0) != 0) return "attribute transA=1";
   if (attr_float(n, "alpha", 1.0f) != 1.0f) return "attribute alpha != 1";
   if (c) {
@@ -113,6 +125,7 @@ std::string gemm_check(const GraphView& g, const kiln_node_desc& n) {
 
 std::string op_check(const GraphView& g, const kiln_node_desc& n) {
   const std::string op = n.op_type;
+  if (!g.out(n, 0)) return "no first output";
   if (op == "Conv") return conv_check(g, n);
   if (op == "MaxPool") return pool_check(g, n, true);
   if (op == "AveragePool") return pool_check(g, n, false);
@@ -136,7 +149,7 @@ std::string op_check(const GraphView& g, const kiln_node_desc& n) {
     const kiln_value_desc* a = g.in(n, 0);
     const kiln_value_desc* b = g.in(n, 1);
     if (a->rank < 2 || a->rank > 3 || a->data) return "A of rank " + std::to_string(a->rank);
-    if (!b->data || b->rank != 2) return "B not a constant matrix";
+    if (!b || !b->data || b->rank != 2) return "B not a constant matrix";
     return "";
   }
   if (op == "Softmax") {
