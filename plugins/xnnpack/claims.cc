@@ -9,6 +9,8 @@ namespace kiln_xnnpack {
 
 namespace {
 
+constexpr int32_t XNN_MAX_DIMS = 6;  // XNN_MAX_TENSOR_DIMS of the 2022-02 snapshot
+
 std::string dims_text(const kiln_value_desc& v) {
   std::string s = "[";
   for (int32_t i = 0; i < v.rank; ++i) s += (i ? "," : "") + std::to_string(v.dims[i]);
@@ -175,6 +177,7 @@ std::string why_not(const GraphView& g, int32_t i, const std::vector<std::string
     const kiln_value_desc* v = g.in(n, k);
     if (!v) continue;
     if (v->rank < 0) return std::string("dynamic dims of '") + v->name + "'";
+    if (v->rank > XNN_MAX_DIMS) return "rank " + std::to_string(v->rank) + " (XNNPACK takes up to 6)";
     if (shape_input && k == 1) continue;
     if (v->dtype != KILN_DTYPE_FLOAT) return "dtype " + dtype_text(v->dtype) + " (float32 only)";
   }
@@ -182,6 +185,7 @@ std::string why_not(const GraphView& g, int32_t i, const std::vector<std::string
     const kiln_value_desc* v = g.out(n, k);
     if (!v) continue;
     if (v->rank < 0) return std::string("dynamic dims of '") + v->name + "'";
+    if (v->rank > XNN_MAX_DIMS) return "rank " + std::to_string(v->rank) + " (XNNPACK takes up to 6)";
     if (v->dtype != KILN_DTYPE_FLOAT) return "dtype " + dtype_text(v->dtype) + " (float32 only)";
     for (int32_t d = 0; d < v->rank; ++d)
       if (v->dims[d] <= 0) return "an empty tensor";
