@@ -112,6 +112,29 @@ TEST(BackendPartitioner, EngineRunsExternalPartitionsAsSteps) {
   BackendRegistry::global().remove("t");
 }
 
+// a = Relu_0(x), s = Sigmoid_1(a), y = Neg_2(a): the partition {Relu_0, Neg_2} runs at Neg_2, after
+// Sigmoid_1 in node order, yet Sigmoid_1 reads its result: the engine must order the steps.
+TEST(BackendPartitioner, EngineOrdersStepsAfterThePartitionsTheyRead) {
+  auto make = [] {
+    ModelBuilder b;
+    Value* a = b.op("Relu", {b.input("x", shape_of({2, 8}))});
+    b.output(b.op("Sigmoid", {a}));
+    b.output(b.op("Neg", {a}));
+    return b.take();
+  };
+  Prepared p(make());
+  const PartitionPlan plan = partition_graph(*p.facts, with_engine(std::make_shared<TestBackend>("t", std::set<std::string>{"Relu", "Neg"})),
+                                             native_target());
+  ASSERT_EQ(plan.partitions.size(), 2u);
+  EXPECT_EQ(plan.partitions[0].nodes, (std::vector<const Node*>{p.node("Relu_0"), p.node("Neg_2")}));
+  BackendRegistry::global().add(std::make_shared<TestBackend>("t", std::set<std::string>{"Relu", "Neg"}));
+  auto placement = std::make_shared<BackendPlacement>(PlacementOptions{.backends = {"t", "cpu"}});
+  const engine::PlanSummary s = engine::testing::expect_same_as_reference(
+      make, {random_tensor({2, 8}, 3)}, 1e-6, 1e-6, engine::EngineOptions{.placement = placement});
+  EXPECT_EQ(engine::testing::steps_of(s, "t"), 1) << s.listing;
+  BackendRegistry::global().remove("t");
+}
+
 TEST(BackendClaims, CpuClaimsNativeKernelsAndSaysWhyNot) {
   ModelBuilder b;
   b.output(b.op("Relu", {b.input("x", shape_of({4}))}));
