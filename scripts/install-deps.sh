@@ -14,6 +14,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libdnnl-dev ocl-icd-opencl-dev # oneDNN's CMake config looks for OpenCL (a mere recommend of libdnnl-dev)
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  libxnnpack-dev libpthreadpool-dev # the xnnpack backend plugin (plugins/xnnpack, docs/backends.md)
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev       # the Python package (make python, python/)
   # the tests, the demo and the benchmarks

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/engine_placement.h"
 #include "cli/commands.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
@@ -27,6 +28,7 @@ struct BenchOptions {
   int threads = 0, iterations = 50, warmup = 5, level = 2;
   bool json = false, compare = false, allow_newer_opset = false;
   std::vector<std::string> dims;
+  BackendFlags placement;
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -51,7 +53,9 @@ OpenModel open_for_bench(const BenchOptions& o, const std::map<std::string, int6
   OpenModel m;
   m.runner = engine::open_model(b.model, engine::parse_engine_kind(o.engine),
                                 {.threads = o.threads, .optimize_level = b.optimize_level,
-                                 .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16"});
+                                 .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16",
+                                 .placement = backend::make_placement(o.placement.backends,
+                                                                      o.placement.strict, o.threads)});
   b.load_ms = ms_since(t0);
   m.feeds = input_feeds(o.inputs, m.runner->inputs(), {.dims = dims},
                         [&](const std::vector<RtValue>& feeds) { m.runner->run(feeds); });
@@ -158,6 +162,7 @@ Action add_bench(CLI::App& app) {
   app.add_option("--dim", o->dims, "Value of a symbolic dim for random inputs, NAME=VALUE (default 1)");
   add_allow_newer_opset(app, o->allow_newer_opset);
   add_precision(app, o->precision);
+  add_backend_flags(app, o->placement);
   app.add_flag("--json", o->json, "Print one JSON object (with a baseline: under \"baseline\")");
   app.add_option("--html", o->html, "Write a self-contained HTML page with the latency charts here");
   auto* compare = app.add_flag("--compare", o->compare,

@@ -34,7 +34,8 @@ inline void add_precision(CLI::App& app, std::string& precision) {
 
 // What `kiln profile` measures, for the commands that need a profile (quantize --predict).
 struct ProfileRequest {
-  std::string model, inputs, engine = "fast";
+  std::string model, inputs, engine = "fast", backends;
+  bool strict = false;
   int threads = 0, level = 0, runs = 10, warmup = 1;
   uint64_t seed = 0;
   std::vector<std::string> dims;
@@ -48,6 +49,15 @@ struct MeasuredProfile {
 };
 MeasuredProfile measure_profile(const ProfileRequest& request);
 
+// --backends LIST and --strict, on the commands that run the fast engine (src/backend): the
+// placement the engine runs with (null when LIST is empty).
+struct BackendFlags {
+  std::string backends;
+  bool strict = false;
+};
+void add_backend_flags(CLI::App& app, BackendFlags& flags);
+
+Action add_analyze(CLI::App& app);
 Action add_bench(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_optimize(CLI::App& app);

@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   };
   add("inspect", "Inputs, outputs, opsets, op histogram, parameters, FLOPs and problems of a model",
       kiln::cli::add_inspect);
+  add("analyze", "Op support and placement per target and backend: reasons, partitions, boundary copies",
+      kiln::cli::add_analyze);
   add("run", "Run a model on input_N.pb files and write output_N.pb files", kiln::cli::add_run);
   add("optimize", "Optimize a model into a portable ONNX file, with a rewrite record and verification",
       kiln::cli::add_optimize);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "backend/engine_placement.h"
 #include "cli/commands.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
@@ -27,6 +28,7 @@ struct ProfileOptions {
   int runs = 10, warmup = 1, threads = 0, top = 15, level = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims;
+  BackendFlags placement;
   bool json = false, no_cache = false, plan = false, allow_newer_opset = false;
 };
 
@@ -43,7 +45,8 @@ MeasuredProfile measure_profile(const ProfileRequest& q) {
       opt::optimize(m, opt::level_pipeline(level));
     };
   }
-  auto target = load_target(q.model, q.engine, threads, optimize, q.allow_newer_opset);
+  auto target = load_target(q.model, q.engine, threads, optimize, q.allow_newer_opset,
+                            backend::make_placement(q.backends, q.strict, threads));
   const auto feeds =
       input_feeds(q.inputs, target->inputs(), {.seed = q.seed, .dims = parse_dims(q.dims)},
                   [&](const std::vector<RtValue>& feeds) { target->run(feeds, nullptr); });
@@ -60,7 +63,8 @@ namespace {
 
 int profile(const ProfileOptions& o) {
   const MeasuredProfile measured =
-      measure_profile({.model = o.model, .inputs = o.inputs, .engine = o.engine, .threads = o.threads,
+      measure_profile({.model = o.model, .inputs = o.inputs, .engine = o.engine,
+                       .backends = o.placement.backends, .strict = o.placement.strict, .threads = o.threads,
                        .level = o.level, .runs = o.runs, .warmup = o.warmup, .seed = o.seed,
                        .dims = o.dims, .no_cache = o.no_cache, .allow_newer_opset = o.allow_newer_opset});
   const ProfileReport& r = measured.report;
@@ -95,6 +99,7 @@ Action add_profile(CLI::App& app) {
   app.add_option("--warmup", o->warmup, "Runs before measuring")->check(CLI::Range(0, 100000));
   app.add_option("--trace", o->trace, "Write a Chrome trace (chrome://tracing, Perfetto) here");
   app.add_option("--html", o->html, "Write a self-contained HTML report here");
+  add_backend_flags(app, o->placement);
   app.add_flag("--json", o->json, "Print one JSON object instead of the table");
   app.add_option("--threads", o->threads, "Kernel and probe threads (default: all)")
       ->check(CLI::Range(1, 1024));

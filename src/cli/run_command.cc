@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "backend/engine_placement.h"
 #include "cli/commands.h"
 #include "cli/test_data.h"
 #include "engine/runner.h"
@@ -28,10 +29,14 @@ Action add_run(CLI::App& app) {
   add_allow_newer_opset(app, *newer_opset);
   auto precision = std::make_shared<std::string>("fp32");
   add_precision(app, *precision);
+  auto placement = std::make_shared<BackendFlags>();
+  add_backend_flags(app, *placement);
   return [=]() {
-    auto runner = engine::open_model(*model, engine::parse_engine_kind(*engine_name),
-                                     {.threads = *threads, .optimize_level = *level,
-                                      .allow_newer_opset = *newer_opset, .bf16 = *precision == "bf16"});
+    auto runner = engine::open_model(
+        *model, engine::parse_engine_kind(*engine_name),
+        {.threads = *threads, .optimize_level = *level, .allow_newer_opset = *newer_opset,
+         .bf16 = *precision == "bf16",
+         .placement = backend::make_placement(placement->backends, placement->strict, *threads)});
     auto feeds = read_values(*inputs, "input", runner->inputs());
     auto results = runner->run(feeds);
     std::filesystem::create_directories(*outputs);
@@ -42,6 +47,15 @@ Action add_run(CLI::App& app) {
     std::cout << fmt::format("wrote {} outputs to {}\n", results.size(), *outputs);
     return 0;
   };
+}
+
+void add_backend_flags(CLI::App& app, BackendFlags& flags) {
+  app.add_option("--backends", flags.backends,
+                 "Backends in order of preference, e.g. xnnpack,cpu (kiln analyze shows the placement); "
+                 "cpu and reference take what the listed ones do not");
+  app.add_flag("--strict", flags.strict,
+               "With --backends: refuse any fallback (a node off the first backend, a failed compile), "
+               "naming every such node");
 }
 
 }  // namespace kiln::cli

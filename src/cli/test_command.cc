@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "backend/engine_placement.h"
 #include "cli/commands.h"
 #include "cli/test_data.h"
 #include "engine/runner.h"
@@ -53,10 +54,12 @@ bool has_random_ops(const Graph& g) {
 
 // Runs one case; returns "" on success or the reason it failed.
 std::string run_case(const fs::path& dir, const Tolerance& tol, engine::EngineKind kind,
-                     bool allow_newer_opset) {
+                     bool allow_newer_opset, const BackendFlags& backends) {
   try {
-    auto session =
-        engine::open_model(dir / "model.onnx", kind, {.allow_newer_opset = allow_newer_opset});
+    auto session = engine::open_model(
+        dir / "model.onnx", kind,
+        {.allow_newer_opset = allow_newer_opset,
+         .placement = backend::make_placement(backends.backends, backends.strict, 0)});
     const bool shape_only = has_random_ops(*session->model().graph);
     std::vector<fs::path> sets;
     for (const auto& e : fs::directory_iterator(dir))
@@ -85,14 +88,15 @@ std::string run_case(const fs::path& dir, const Tolerance& tol, engine::EngineKi
 
 // Forks, runs the case in the child, reads its verdict through a pipe; kills it after `timeout_s`.
 std::string run_case_isolated(const fs::path& dir, const Tolerance& tol, int timeout_s,
-                              engine::EngineKind kind, bool allow_newer_opset) {
+                              engine::EngineKind kind, bool allow_newer_opset,
+                              const BackendFlags& backends) {
   int fds[2];
-  if (pipe(fds) != 0) return run_case(dir, tol, kind, allow_newer_opset);
+  if (pipe(fds) != 0) return run_case(dir, tol, kind, allow_newer_opset, backends);
   std::cout.flush();
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    std::string r = run_case(dir, tol, kind, allow_newer_opset);
+    std::string r = run_case(dir, tol, kind, allow_newer_opset, backends);
     if (r.empty()) r = "\x01";  // success marker: an empty message would read as a crash
     (void)!write(fds[1], r.data(), r.size());
     close(fds[1]);
@@ -160,6 +164,8 @@ Action add_test(CLI::App& app) {
   app.add_flag("-v,--verbose", *verbose, "Print every case");
   app.add_option("--engine", *engine_name, "fast (default: oneDNN and CPU kernels) or reference");
   add_allow_newer_opset(app, *newer_opset);
+  auto placement = std::make_shared<BackendFlags>();
+  add_backend_flags(app, *placement);
   return [=]() {
     const auto kind = engine::parse_engine_kind(*engine_name);
     std::vector<fs::path> cases;
@@ -170,7 +176,7 @@ Action add_test(CLI::App& app) {
     std::vector<std::string> failing;
     for (const auto& c : cases) {
       const std::string name = c.filename().string();
-      const std::string why = run_case_isolated(c, *tol, *timeout, kind, *newer_opset);
+      const std::string why = run_case_isolated(c, *tol, *timeout, kind, *newer_opset, *placement);
       const bool listed = expected.contains(name);
       if (why.empty() && !listed) {
         ++passed;

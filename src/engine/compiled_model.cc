@@ -5,6 +5,7 @@
 #include "engine/graph_facts.h"
 #include "engine/lowering.h"
 #include "engine/onednn/weight_cache.h"
+#include "engine/placement.h"
 #include "engine/plan.h"
 #include "engine/qdq_pattern.h"
 #include "onnx/import.h"
@@ -74,7 +75,10 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
   auto plan = std::make_unique<Plan>();
   {
     GraphFacts facts(model_, sig);
-    Lowering lowering(facts, *plan, *weights_, opts_);
+    // Other backends' partitions (src/backend) are asked for per plan: they compile for its dims.
+    Placement placement;
+    if (opts_.placement) placement = opts_.placement->place(facts);
+    Lowering lowering(facts, *plan, *weights_, opts_, opts_.placement ? &placement : nullptr);
     lowering.lower();
   }
   plan->finalize();

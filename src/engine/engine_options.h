@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 namespace kiln::engine {
+
+class PlacementHook;
 
 struct EngineOptions {
   int threads = 0;              // OpenMP threads for kernels (oneDNN shares them); 0: the default
@@ -15,6 +18,9 @@ struct EngineOptions {
   bool bf16 = false;            // convs and matmuls with constant weights compute in bf16 (weights
                                 // and inputs rounded to bf16, results float) where the CPU has
                                 // AVX-512 BF16; elsewhere float32, said once on stderr
+  // Where nodes run when other backends take part (engine/placement.h, filled by src/backend);
+  // null: every node is lowered by the engine itself.
+  std::shared_ptr<PlacementHook> placement;
 };
 
 }  // namespace kiln::engine

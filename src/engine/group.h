@@ -42,6 +42,8 @@ struct Group {
   // result, summed while each row is in cache); their outputs are the step's other outputs.
   std::vector<const Node*> side;
   int position = 0;  // of the last member in the graph's node order: where the group runs
+  int external = -1;  // >= 0: the index of the external partition (placement.h) the group is;
+                      // its members are the partition's nodes (anchor: the last, prologue: the rest)
 
   const Value* output() const { return epilogue.empty() ? anchor->outputs[0] : epilogue.back().out; }
   std::vector<const Node*> members() const;

@@ -30,8 +30,8 @@ std::vector<const Node*> Group::members() const {
 }
 
 Lowering::Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights,
-                   const EngineOptions& opts)
-    : facts_(facts), plan_(plan), weights_(weights), opts_(opts) {}
+                   const EngineOptions& opts, const Placement* placement)
+    : facts_(facts), plan_(plan), weights_(weights), opts_(opts), placement_(placement) {}
 
 Lowering::~Lowering() = default;
 
@@ -56,6 +56,7 @@ void Lowering::lower() {
 }
 
 void Lowering::group_nodes() {
+  if (placement_) place_external();
   const KernelTable& table = KernelTable::global();
   const auto& nodes = facts_.graph().nodes();
   auto try_impls = [&](const Node& n, Sweep sweep) {
@@ -88,6 +89,8 @@ void Lowering::schedule() {
   }
   std::stable_sort(groups_.begin(), groups_.end(),
                    [](const Group& a, const Group& b) { return a.position < b.position; });
+  // A partition runs where its last node is; what reads its earlier results must wait for it.
+  if (placement_ && !placement_->partitions.empty()) order_by_dependencies();
   for (size_t i = 0; i < groups_.size(); ++i) {
     const auto members = groups_[i].members();
     std::unordered_set<const Value*> made;
@@ -112,6 +115,7 @@ void Lowering::schedule() {
 
 void Lowering::build_group(Group& g) {
   current_node_ = g.anchor;
+  if (g.external >= 0) return build_external(g);
   const Group full = g;
   bool ok = false;
   try {

@@ -16,6 +16,7 @@
 #include "engine/graph_facts.h"
 #include "engine/group.h"
 #include "engine/kernel_table.h"
+#include "engine/placement.h"
 #include "engine/plan.h"
 
 namespace kiln::engine {
@@ -24,7 +25,9 @@ class WeightCache;
 
 class Lowering {
  public:
-  Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights, const EngineOptions& opts);
+  // `placement` (may be null): partitions other backends run and nodes for the reference kernels.
+  Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights, const EngineOptions& opts,
+           const Placement* placement = nullptr);
   ~Lowering();
   // Fills the plan (steps, slots, inputs, outputs); the caller finalizes it.
   void lower();
@@ -59,6 +62,9 @@ class Lowering {
   };
   void group_nodes();
   void schedule();
+  void place_external();           // the placement's partitions and reference nodes as groups
+  void order_by_dependencies();    // groups in an order where each runs after what it reads
+  void build_external(const Group& g);
   void build_group(Group& g);
   void lower_standalone(const Node* n);
   int constant_slot(const Value* v);
@@ -70,6 +76,7 @@ class Lowering {
   Plan& plan_;
   WeightCache& weights_;
   const EngineOptions& opts_;
+  const Placement* placement_ = nullptr;
   std::vector<Group> groups_;  // in schedule order after schedule()
   std::unordered_set<const Node*> claimed_;
   std::unordered_map<const Value*, int> last_read_;  // schedule index of the last group reading

@@ -1,4 +1,5 @@
 // The one JSON object of `kiln profile --json`.
+#include "engine/placement.h"
 #include "profile/chrome_trace.h"
 #include "profile/report.h"
 
@@ -89,6 +90,7 @@ ordered_json profile_json(const ProfileReport& r) {
     o["name"] = n.name;
     o["op"] = n.op_type;
     o["kernel"] = n.kernel;
+    o["backend"] = std::string(engine::backend_of_kernel(n.kernel));
     o["depth"] = n.depth;
     if (!n.subgraph.empty()) o["subgraph"] = n.subgraph;
     o["input_type_shape"] = type_shape_list(n.inputs);

@@ -22,12 +22,14 @@ auto timed(std::vector<SessionPhase>& phases, const char* name, F&& f) {
 }  // namespace
 
 ProfileTarget::ProfileTarget(Model model, const std::string& engine, int threads,
-                             std::vector<SessionPhase> phases, bool allow_newer_opset)
+                             std::vector<SessionPhase> phases, bool allow_newer_opset,
+                             std::shared_ptr<engine::PlacementHook> placement)
     : engine_(engine), phases_(std::move(phases)) {
   const engine::EngineKind kind = engine::parse_engine_kind(engine);
   runner_ = timed(phases_, "session_initialization", [&] {
     return engine::make_runner(std::move(model), kind,
-                               {.threads = threads, .allow_newer_opset = allow_newer_opset});
+                               {.threads = threads, .allow_newer_opset = allow_newer_opset,
+                                .placement = std::move(placement)});
   });
 }
 
@@ -44,7 +46,8 @@ std::vector<std::string> profile_engines() { return {"fast", "reference"}; }
 
 std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
                                            const std::string& engine, int threads,
-                                           const ModelRewrite& optimize, bool allow_newer_opset) {
+                                           const ModelRewrite& optimize, bool allow_newer_opset,
+                                           std::shared_ptr<engine::PlacementHook> placement) {
   std::vector<SessionPhase> phases;
   Model m = timed(phases, "model_loading_uri", [&] { return load_model(path); });
   if (optimize) {
@@ -54,7 +57,7 @@ std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
     });
   }
   return std::make_unique<ProfileTarget>(std::move(m), engine, threads, std::move(phases),
-                                         allow_newer_opset);
+                                         allow_newer_opset, std::move(placement));
 }
 
 int resolve_threads(int requested) {

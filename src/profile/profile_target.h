@@ -22,8 +22,10 @@ class ProfileTarget {
   // Opens `model` for `engine` ("fast" or "reference") on `threads` kernel threads (0: the
   // executor's default), timed as the phase "session_initialization". `phases`: those before.
   // allow_newer_opset: opsets newer than kiln knows are a warning, not a refusal.
+  // placement: other backends' partitions in the fast engine (engine/placement.h), or null.
   ProfileTarget(Model model, const std::string& engine, int threads,
-                std::vector<SessionPhase> phases = {}, bool allow_newer_opset = false);
+                std::vector<SessionPhase> phases = {}, bool allow_newer_opset = false,
+                std::shared_ptr<engine::PlacementHook> placement = nullptr);
 
   const std::string& engine() const { return engine_; }
   // The model as it runs (after the executor's own rewriting).
@@ -58,7 +60,8 @@ using ModelRewrite = std::function<void(Model&)>;
 std::unique_ptr<ProfileTarget> load_target(const std::filesystem::path& path,
                                            const std::string& engine, int threads,
                                            const ModelRewrite& optimize = {},
-                                           bool allow_newer_opset = false);
+                                           bool allow_newer_opset = false,
+                                           std::shared_ptr<engine::PlacementHook> placement = nullptr);
 
 // The kernel thread count in effect for `requested` (0: every hardware thread).
 int resolve_threads(int requested);

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Checks a screenshot of a kiln HTML report shows its charts, not a blank page.
 
-Usage: /usr/bin/python3 tests/report/check_png.py SHOT.png [--expect NAME,NAME...]
+Usage: /usr/bin/python3 tests/report/check_png.py SHOT.png [--expect NAME,NAME...] [--min-ink F]
 
 Decodes the PNG with zlib alone (8-bit RGB or RGBA, no interlace), then asks for:
-- at least 3% of the pixels not near-white (text, tables and charts drawn), and
+- at least 3% of the pixels (or --min-ink's fraction) not near-white (text, tables and charts
+  drawn), and
 - the chart colours, each on at least 150 pixels. By default those of `kiln profile --html`: the
   first three op-type colours of the bar chart, timeline and roofline (colour1..colour3), and the
   roofline's red roof (roof). --expect names others: `kiln bench --html` with a baseline draws
@@ -18,7 +19,8 @@ import zlib
 # kiln's category palette (src/report/charts.cc) and the roof colour.
 COLOURS = {"colour1": (0x4e, 0x79, 0xa7), "colour2": (0xf2, 0x8e, 0x2b),
            "colour3": (0xe1, 0x57, 0x59), "colour4": (0x76, 0xb7, 0xb2),
-           "roof": (0xc0, 0x39, 0x2b)}
+           "roof": (0xc0, 0x39, 0x2b),
+           "backend_cpu": (0x59, 0xa1, 0x4f)}  # kiln analyze's cpu boxes (xnnpack's are colour1)
 PROFILE_COLOURS = ["colour1", "colour2", "colour3", "roof"]
 TOLERANCE = 24  # per channel: antialiasing and colour management
 MIN_PIXELS = 150
@@ -76,6 +78,10 @@ def read_png(path):
 def main():
     args = sys.argv[1:]
     expected = PROFILE_COLOURS
+    min_ink = 0.03
+    if len(args) >= 3 and args[-2] == "--min-ink":  # a short page (kiln analyze of a small model)
+        min_ink = float(args[-1])
+        args = args[:-2]
     if len(args) == 3 and args[1] == "--expect":
         expected = args[2].split(",")
         args = args[:1]
@@ -95,7 +101,7 @@ def main():
                     counts[name] += 1
     share = inked / (width * height)
     print(f"check_png: {width}x{height}, {100 * share:.1f}% not white; colour pixels: {counts}")
-    if share < 0.03:
+    if share < min_ink:
         fail("the page is (nearly) blank")
     for name, n in counts.items():
         if n < MIN_PIXELS:

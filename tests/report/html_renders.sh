@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kiln's HTML reports render in a real browser: Debian's chromium, headless, takes a screenshot of
-# `kiln profile --html`, `kiln optimize --report X.html` and `kiln bench --compare --html` pages,
+# `kiln profile --html`, `kiln optimize --report X.html`, `kiln bench --compare --html` and `kiln analyze --html` pages,
 # and tests/report/check_png.py checks their charts are drawn (not a blank page).
 #
 #   tests/report/html_renders.sh KILN WORKDIR
@@ -57,3 +57,9 @@ echo "== kiln bench --compare --html"
   --html "$report/small_cnn.bench.html" > /dev/null
 grep -q "Latency histogram" "$report/small_cnn.bench.html"
 shoot "$report/small_cnn.bench.html" "$report/small_cnn.bench.png" --expect colour1,colour2
+
+echo "== kiln analyze --html (the graph colored by backend: xnnpack, and cpu for the Add it is told to leave)"
+KILN_BACKEND_OPTIONS_XNNPACK=exclude=Add "$kiln" analyze "$model" --backends xnnpack,cpu --dim batch=2 \
+  --html "$report/small_cnn.analyze.html" > /dev/null
+grep -q "Target native" "$report/small_cnn.analyze.html"
+shoot "$report/small_cnn.analyze.html" "$report/small_cnn.analyze.png" --expect colour1,backend_cpu --min-ink 0.01
