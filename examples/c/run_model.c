@@ -12,6 +12,7 @@
  * --alloc         lets kiln allocate the outputs (kiln_session_run_alloc) instead of asking for
  *                 the output dims and running into buffers of its own (kiln_session_run).
  * --info          stops after printing the inputs and outputs.
+ * --runs N        runs N times (after one warm-up run) and prints the median and the fastest time.
  *
  * Exit codes as kiln's command line: 0 success, 2 bad input (one line on stderr), 3 a bug in kiln.
  * Built against include/kiln/kiln.h and libkiln.so only.
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_TENSORS 64
 #define MAX_RANK 64
@@ -37,7 +39,7 @@ struct args {
   int64_t dim_values[MAX_DIMS];
   int n_dims;
   const char* outputs_dir;
-  int info_only, alloc, threads, level;
+  int info_only, alloc, threads, level, runs;
   unsigned long long seed;
 };
 
@@ -55,7 +57,7 @@ static int report(kiln_status st, const char* what) {
 
 static int usage(const char* msg) {
   fprintf(stderr, "run_model: %s (usage: run_model MODEL [--info] [--dim NAME=VALUE]... [--input FILE [--shape DIMS]]... "
-                  "[--outputs DIR] [--alloc] [--threads N] [-O LEVEL] [--seed N])\n", msg);
+                  "[--outputs DIR] [--alloc] [--runs N] [--threads N] [-O LEVEL] [--seed N])\n", msg);
   return 2;
 }
 
@@ -72,6 +74,7 @@ static int parse_args(int argc, char** argv, struct args* a) {
     else if (!strcmp(s, "--shape") && v && a->n_inputs > 0) a->shapes[a->n_inputs - 1] = argv[++i];
     else if (!strcmp(s, "--outputs") && v) a->outputs_dir = argv[++i];
     else if (!strcmp(s, "--threads") && v) a->threads = atoi(argv[++i]);
+    else if (!strcmp(s, "--runs") && v) a->runs = atoi(argv[++i]);
     else if (!strcmp(s, "-O") && v) a->level = atoi(argv[++i]);
     else if (!strcmp(s, "--seed") && v) a->seed = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(s, "--dim") && v && a->n_dims < MAX_DIMS) {
@@ -124,6 +127,17 @@ static void print_info(const char* kind, size_t i, const kiln_tensor_info* info)
   kiln_tensor_info_dtype(info, &dt);
   dims_text(info, dims, sizeof dims);
   printf("%s %zu  %-24s %s%s\n", kind, i, name, kiln_dtype_name(dt), dims);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int compare_doubles(const void* x, const void* y) {
+  const double a = *(const double*)x, b = *(const double*)y;
+  return (a > b) - (a < b);
 }
 
 /* A seeded xorshift generator, so that runs repeat. */
@@ -212,9 +226,12 @@ int main(int argc, char** argv) {
   CHECK(kiln_options_set_optimize_level(opts, a.level), "-O");
   for (int d = 0; d < a.n_dims; ++d) CHECK(kiln_options_set_dim(opts, a.dim_names[d], a.dim_values[d]), "--dim");
   kiln_session* session;
+  const double t0 = now_ms();
   kiln_status st = kiln_session_create(a.model, opts, &session);
+  const double created_ms = now_ms() - t0;
   kiln_options_destroy(opts);
   if (st != KILN_OK) return report(st, a.model);
+  if (a.runs > 0) printf("session created in %.1f ms\n", created_ms);
 
   size_t n_in, n_out;
   CHECK(kiln_session_input_count(session, &n_in), "inputs");
@@ -284,6 +301,17 @@ int main(int argc, char** argv) {
     CHECK(kiln_session_run_alloc(session, inputs, n_in, outputs, n_out), "run");
   } else {
     CHECK(kiln_session_run(session, inputs, n_in, outputs, n_out), "run");
+  }
+  if (a.runs > 0 && !alloc) { /* the first run above was the warm-up */
+    double* ms = malloc(sizeof(double) * (size_t)a.runs);
+    for (int r = 0; r < a.runs; ++r) {
+      const double t = now_ms();
+      CHECK(kiln_session_run(session, inputs, n_in, outputs, n_out), "run");
+      ms[r] = now_ms() - t;
+    }
+    qsort(ms, (size_t)a.runs, sizeof(double), compare_doubles);
+    printf("%d runs: median %.3f ms, fastest %.3f ms\n", a.runs, ms[a.runs / 2], ms[0]);
+    free(ms);
   }
 
   for (size_t i = 0; i < n_out; ++i) {

@@ -159,6 +159,33 @@ TEST(CapiRun, OutputBuffersThatDoNotFitAreRefused) {
   EXPECT_EQ(kiln_session_output_dims(add.s, in.t, 2, 1, dims, 1, &rank), KILN_ERROR_INVALID_ARGUMENT);
 }
 
+// NonZero: the output's second dim is only known from the data.
+TEST(CapiRun, DimsTheDataDecidesAreKnownAfterTheRun) {
+  const std::string bytes = one_node_model("NonZero", 1, 1, {{4}}, 7, {{1}, {0, "nnz"}}).SerializeAsString();
+  AddSession nz(bytes);
+  int64_t dims[1] = {4};
+  float x[4] = {0.0f, 2.0f, 0.0f, 5.0f};
+  kiln_tensor in{KILN_DTYPE_FLOAT32, 1, dims, x, sizeof x};
+  int64_t out_dims[2] = {0, 0};
+  int64_t rank = 0;
+  ASSERT_EQ(kiln_session_output_dims(nz.s, &in, 1, 0, out_dims, 2, &rank), KILN_OK) << last();
+  ASSERT_EQ(rank, 2);
+  EXPECT_EQ(out_dims[1], -1);
+  int64_t y[1] = {-7};
+  kiln_tensor small{KILN_DTYPE_INT64, 0, nullptr, y, sizeof y};
+  EXPECT_EQ(kiln_session_run(nz.s, &in, 1, &small, 1), KILN_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(last(), "kiln_session_run: output 0 'out': int64[1,2] takes 16 bytes, the buffer has 8");
+  EXPECT_EQ(y[0], -7);  // not written
+  kiln_tensor out{};
+  ASSERT_EQ(kiln_session_run_alloc(nz.s, &in, 1, &out, 1), KILN_OK) << last();
+  ASSERT_EQ(out.rank, 2u);
+  EXPECT_EQ(out.dims[0], 1);
+  EXPECT_EQ(out.dims[1], 2);
+  EXPECT_EQ(static_cast<const int64_t*>(out.data)[0], 1);
+  EXPECT_EQ(static_cast<const int64_t*>(out.data)[1], 3);
+  kiln_tensor_release(&out);
+}
+
 TEST(CapiRun, BoolAndSubByteValuesAreChecked) {
   const std::string bytes = one_node_model("Not", 1, 9, {{3}}, 9, {{3}}).SerializeAsString();
   AddSession neg(bytes);

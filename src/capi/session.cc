@@ -50,7 +50,7 @@ void fix_dims(kiln::Model& m, const kiln_options& opts) {
     if (!symbols.contains(name)) {
       std::string known;
       for (const std::string& s : symbols) known += (known.empty() ? "" : ", ") + s;
-      refuse(KILN_ERROR_INVALID_ARGUMENT, "kiln_options_set_dim: '{}' is not a symbolic dim of an input ({})",
+      refuse(KILN_ERROR_INVALID_ARGUMENT, "'{}' (kiln_options_set_dim) is not a symbolic dim of an input ({})",
              name, known.empty() ? "the inputs have none" : "theirs: " + known);
     }
 }
