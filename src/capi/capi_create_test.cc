@@ -114,7 +114,7 @@ TEST(CapiOptions, FixedDimsAreKnownDims) {
   s = reinterpret_cast<kiln_session*>(1);
   EXPECT_EQ(kiln_session_create_from_memory(bytes.data(), bytes.size(), o, &s), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(s, nullptr);
-  EXPECT_NE(last().find("kiln_session_create: 'btach' (kiln_options_set_dim) is not a symbolic dim of an input (theirs: batch)"), std::string::npos) << last();
+  EXPECT_NE(last().find("kiln_session_create_from_memory: 'btach' (kiln_options_set_dim) is not a symbolic dim of an input (theirs: batch)"), std::string::npos) << last();
   kiln_options_destroy(o);
 }
 
