@@ -187,7 +187,7 @@ KILN_API kiln_status kiln_tensor_info_dtype(const kiln_tensor_info* info, kiln_d
 /* -1 when the model does not say the rank. */
 KILN_API kiln_status kiln_tensor_info_rank(const kiln_tensor_info* info, int64_t* rank);
 /* Writes rank entries to DIMS: the size, or -1 for a symbolic or unknown dim. CAPACITY below the
- * rank is KILN_ERROR_BUFFER_TOO_SMALL. */
+ * rank is KILN_ERROR_BUFFER_TOO_SMALL; a value of unknown rank, KILN_ERROR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_tensor_info_dims(const kiln_tensor_info* info, int64_t* dims,
                                            size_t capacity);
 /* The symbol of dim AXIS ("batch", or an expression of symbols such as "2*seq" for outputs); ""
@@ -230,9 +230,9 @@ KILN_API kiln_status kiln_session_run(kiln_session* session, const kiln_tensor* 
                                       size_t output_count);
 
 /* The same, with the outputs in memory kiln allocates: every OUTPUTS[i] is filled (dtype, rank,
- * dims, data, byte_size, owner), without a copy where the engine's result can be handed over.
- * Each must be given back with kiln_tensor_release, also after the session is destroyed. On
- * failure no output is filled. */
+ * dims, data, byte_size, owner): one 64-byte aligned block per output holding its dims and data,
+ * the result copied in once. Each must be given back with kiln_tensor_release, also after the
+ * session is destroyed. On failure no output is filled. */
 KILN_API kiln_status kiln_session_run_alloc(kiln_session* session, const kiln_tensor* inputs,
                                             size_t input_count, kiln_tensor* outputs,
                                             size_t output_count);
