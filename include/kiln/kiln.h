@@ -72,7 +72,11 @@ typedef enum kiln_status {
                                       input, a kiln artifact in this release) */
   KILN_ERROR_RUNTIME = 7,          /* a failure while running: the allocation cap, an index in
                                       the input data out of range, out of memory */
-  KILN_ERROR_INTERNAL = 8          /* a bug in kiln: please report it with the message */
+  KILN_ERROR_INTERNAL = 8,         /* a bug in kiln: please report it with the message */
+  /* Not values to use: they make every int a value of the type in C++ (its range), so a wrong
+     value a caller passes is refused instead of being undefined behaviour. */
+  KILN_STATUS_RANGE_MIN_ = -2147483647 - 1,
+  KILN_STATUS_RANGE_MAX_ = 2147483647
 } kiln_status;
 
 /* The message of the last call on this thread that returned a status: one line naming what and
@@ -112,7 +116,11 @@ typedef enum kiln_dtype {
   KILN_DTYPE_FLOAT4E2M1 = 23,
   KILN_DTYPE_FLOAT8E8M0 = 24,
   KILN_DTYPE_UINT2 = 25,
-  KILN_DTYPE_INT2 = 26
+  KILN_DTYPE_INT2 = 26,
+  /* Not values to use: they make every int a value of the type in C++ (its range), so a wrong
+     value a caller passes is refused instead of being undefined behaviour. */
+  KILN_DTYPE_RANGE_MIN_ = -2147483647 - 1,
+  KILN_DTYPE_RANGE_MAX_ = 2147483647
 } kiln_dtype;
 
 /* Bytes one element takes in a buffer (1 for the sub-byte types); 0 for STRING, UNDEFINED and
@@ -127,9 +135,13 @@ typedef struct kiln_options kiln_options;
 
 typedef enum kiln_precision {
   KILN_PRECISION_FP32 = 0, /* default */
-  KILN_PRECISION_BF16 = 1  /* convs and matmuls with constant weights in bf16 where the CPU has
+  KILN_PRECISION_BF16 = 1, /* convs and matmuls with constant weights in bf16 where the CPU has
                               native bf16 (AVX-512 BF16, AMX); float32 elsewhere (said once on
                               stderr). Results stay float32. */
+  /* Not values to use: they make every int a value of the type in C++ (its range), so a wrong
+     value a caller passes is refused instead of being undefined behaviour. */
+  KILN_PRECISION_RANGE_MIN_ = -2147483647 - 1,
+  KILN_PRECISION_RANGE_MAX_ = 2147483647
 } kiln_precision;
 
 /* Defaults: threads 0 (OpenMP's default: all cores), optimize level 2, precision FP32, newer

@@ -80,8 +80,8 @@ const char* kiln_status_name(kiln_status status) {
     case KILN_ERROR_UNSUPPORTED: return "KILN_ERROR_UNSUPPORTED";
     case KILN_ERROR_RUNTIME: return "KILN_ERROR_RUNTIME";
     case KILN_ERROR_INTERNAL: return "KILN_ERROR_INTERNAL";
+    default: return "KILN_ERROR_UNKNOWN";
   }
-  return "KILN_ERROR_UNKNOWN";
 }
 
 }  // extern "C"
