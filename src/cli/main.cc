@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/token_command.h"
 #include "engine/threads.h"
 #include "support/error.h"
 
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
       kiln::cli::add_quantize);
   add("test", "Run ONNX backend test cases (CASE/model.onnx + CASE/test_data_set_N/)",
       kiln::cli::add_test);
+  add("token", "Access tokens of kiln serve: kiln token create --data DIR --scope read|write|admin",
+      kiln::cli::add_token);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -178,4 +178,12 @@ std::unique_ptr<RegistryStore> open_sqlite_store(const std::filesystem::path& fi
   return std::make_unique<SqliteStore>(file);
 }
 
+std::unique_ptr<RegistryStore> open_data_registry(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec))
+    fail(ErrorKind::kBadInput, "--data '{}': not a folder{}", dir.string(), ec ? " (" + ec.message() + ")" : "");
+  return open_sqlite_store(dir / "registry.sqlite3");
+}
+
 }  // namespace kiln::serve
