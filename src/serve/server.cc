@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "onnx/import.h"
 #include "runtime/session.h"
+#include "serve/inference.h"
 #include "serve/model_blobs.h"
 #include "serve/sha256.h"
 #include "serve/sqlite_store.h"
@@ -122,9 +123,38 @@ class Service {
     reply(res, 200, body);
   }
 
+  // POST /v2/models/{name}[/versions/{v}]/infer: the Open Inference Protocol's JSON tensors, on
+  // the fast engine (the newest version when none is named).
+  void run(const httplib::Request& req, httplib::Response& res) {
+    authorize(req, TokenScope::kRead);
+    const std::string name = req.matches[1];
+    std::optional<ModelVersion> v;
+    if (req.matches.size() > 2 && req.matches[2].matched) {
+      v = store_->version(name, std::stoll(req.matches[2]));
+    } else {
+      const auto all = store_->versions(name);
+      if (!all.empty()) v = all.back();
+    }
+    if (!v) throw HttpError{404, "no model '" + name + "'" + (req.matches.size() > 2 && req.matches[2].matched
+                                                                  ? " version " + std::string(req.matches[2])
+                                                                  : "")};
+    const json request = json::parse(req.body, nullptr, false);
+    if (request.is_discarded()) throw HttpError{400, "the request body is not JSON"};
+    engine::CompiledModel& model = sessions_.get(v->name, v->version, [&] {
+      Model m = load_model_from_bytes(blobs_.get(v->sha256), blobs_.empty_dir());
+      return m;
+    });
+    json body = infer(model, request);
+    body["model_name"] = v->name;
+    body["model_version"] = std::to_string(v->version);
+    if (request.contains("id")) body["id"] = request["id"];
+    reply(res, 200, body);
+  }
+
  private:
   std::unique_ptr<RegistryStore> store_;
   ModelBlobs blobs_;
+  InferenceSessions sessions_;
 };
 
 }  // namespace
@@ -139,6 +169,8 @@ void run_server(const ServeOptions& opts) {
   server.Get("/v1/models", guarded([&](const auto& req, auto& res) { service.list(req, res); }));
   server.Get(R"(/v1/models/([^/]+)/versions/([0-9]{1,18}))",
              guarded([&](const auto& req, auto& res) { service.show(req, res); }));
+  server.Post(R"(/v2/models/([^/]+)(?:/versions/([0-9]{1,18}))?/infer)",
+              guarded([&](const auto& req, auto& res) { service.run(req, res); }));
   if (!server.bind_to_port(opts.host, opts.port))
     fail(ErrorKind::kBadInput, "--listen {}:{}: cannot listen there (in use, or not this machine's address)",
          opts.host, opts.port);

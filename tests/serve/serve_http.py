@@ -2,7 +2,8 @@
 """kiln serve on a loopback port, driven over HTTP: health, tokens (401 without, 403 with too small
 a scope), uploading a model (201, its sha256; the same bytes again: 200, the same version), a file
 kiln's loader refuses and a bad name (400 with kiln's one-line message), listing, one version's
-inputs and outputs, a missing version (404).
+inputs and outputs, a missing version (404), and inference (Open Inference Protocol JSON) with
+the outputs of `kiln run` on the same inputs, and its refusals.
 
     tests/serve/serve_http.py KILN MODEL WORKDIR
 """
@@ -16,6 +17,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+
+import numpy as np
+from onnx import numpy_helper
 
 
 def free_port():
@@ -88,6 +92,33 @@ def main():
         expect("version 2", call("GET", "/v1/models/mlp/versions/2", tok=read)[0], 404)
         blobs = os.listdir(os.path.join(data, "blobs"))
         expect("blobs", blobs, [sha])
+        # Inference against kiln run on the same input.
+        x = np.random.default_rng(7).standard_normal((2, 768)).astype(np.float32)
+        os.makedirs(os.path.join(work, "in"))
+        with open(os.path.join(work, "in", "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, "input").SerializeToString())
+        subprocess.run([kiln, "run", model, "--inputs", os.path.join(work, "in"), "--outputs",
+                        os.path.join(work, "out")], check=True, capture_output=True)
+        t = numpy_helper.to_array(__import__("onnx").load_tensor(os.path.join(work, "out", "output_0.pb")))
+        req = lambda inputs: json.dumps({"id": "r1", "inputs": inputs}).encode()
+        good = [{"name": "input", "shape": [2, 768], "datatype": "FP32", "data": x.ravel().tolist()}]
+        status, body = call("POST", "/v2/models/mlp/infer", req(good), read)
+        expect("infer", (status, body.get("model_name"), body.get("model_version"), body.get("id")), (200, "mlp", "1", "r1"))
+        out = (body.get("outputs") or [{}])[0]
+        expect("infer output", (out.get("name"), out.get("datatype"), out.get("shape")), ("output", "FP32", [2, 10]))
+        got = np.array(out.get("data", []), dtype=np.float32).reshape(t.shape) if out.get("data") else None
+        if got is None or not np.array_equal(got, t):
+            failures.append(f"infer: outputs differ from kiln run's: {out.get('data', [])[:3]} vs {t.ravel()[:3]}")
+        expect("infer version 1", call("POST", "/v2/models/mlp/versions/1/infer", req(good), read)[0], 200)
+        expect("infer without a token", call("POST", "/v2/models/mlp/infer", req(good))[0], 401)
+        expect("infer a missing model", call("POST", "/v2/models/none/infer", req(good), read)[0], 404)
+        bad_type = [dict(good[0], datatype="INT64")]
+        status, body = call("POST", "/v2/models/mlp/infer", req(bad_type), read)
+        expect("infer INT64", (status, body.get("error")), (400, "input 'input': datatype INT64, the model takes float[batch,768]"))
+        bad_dims = [dict(good[0], shape=[2, 700], data=x.ravel()[:1400].tolist())]
+        expect("infer wrong dims", call("POST", "/v2/models/mlp/infer", req(bad_dims), read)[0], 400)
+        expect("infer no inputs", call("POST", "/v2/models/mlp/infer", req([]), read)[0], 400)
+        expect("infer not JSON", call("POST", "/v2/models/mlp/infer", b"{", read)[0], 400)
     finally:
         server.terminate()
         server.wait(timeout=30)
