@@ -17,6 +17,8 @@ packages=(
   libxnnpack-dev libpthreadpool-dev # the xnnpack backend plugin (plugins/xnnpack, docs/backends.md)
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev       # the Python package (make python, python/)
+  libsqlite3-dev                 # kiln serve's model registry (src/serve/sqlite_store.cc)
+  libcpp-httplib-dev             # kiln serve's HTTP server (src/serve/server.cc; docs/service.md says why)
   # the tests, the demo and the benchmarks
   python3 python3-onnx python3-numpy python3-pytest
   python3-venv                   # the README's venv for the Python package (kiln.pth into a venv)

@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/serve_command.h"
+#include "cli/token_command.h"
 #include "engine/threads.h"
 #include "support/error.h"
 
@@ -45,6 +47,10 @@ int main(int argc, char** argv) {
       kiln::cli::add_quantize);
   add("test", "Run ONNX backend test cases (CASE/model.onnx + CASE/test_data_set_N/)",
       kiln::cli::add_test);
+  add("serve", "Serve a model registry over HTTP: upload, list and inspect models (docs/service.md)",
+      kiln::cli::add_serve);
+  add("token", "Access tokens of kiln serve: kiln token create --data DIR --scope read|write|admin",
+      kiln::cli::add_token);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -100,6 +100,17 @@ std::string CompiledModel::describe(const std::vector<std::vector<int64_t>>& inp
   return plan_for(input_dims).describe();
 }
 
+std::vector<std::optional<std::vector<int64_t>>> CompiledModel::output_dims(
+    const std::vector<std::vector<int64_t>>& input_dims) {
+  std::lock_guard<std::mutex> lock(mu_);
+  AllocationCapScope cap(opts_.allocation_cap);
+  const Plan& plan = plan_for(input_dims);
+  std::vector<std::optional<std::vector<int64_t>>> dims;
+  dims.reserve(plan.output_slots.size());
+  for (int s : plan.output_slots) dims.push_back(plan.slots[s].dims);
+  return dims;
+}
+
 PlanSummary CompiledModel::summary(const std::vector<std::vector<int64_t>>& input_dims) {
   std::lock_guard<std::mutex> lock(mu_);
   const Plan& plan = plan_for(input_dims);

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ class CompiledModel {
   PlanSummary summary(const std::vector<std::vector<int64_t>>& input_dims);
   std::string describe(const std::vector<std::vector<int64_t>>& input_dims);
   int plans() const { return static_cast<int>(plans_.size()); }
+  // The dims of each output when run on inputs of these dims (the plan, made now if needed),
+  // before any run; nullopt for an output whose dims only the data decides (NonZero ...).
+  std::vector<std::optional<std::vector<int64_t>>> output_dims(
+      const std::vector<std::vector<int64_t>>& input_dims);
 
  private:
   using Signature = std::vector<std::vector<int64_t>>;

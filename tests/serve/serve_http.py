@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""kiln serve on a loopback port, driven over HTTP: health, tokens (401 without, 403 with too small
+a scope), uploading a model (201, its sha256; the same bytes again: 200, the same version), a file
+kiln's loader refuses and a bad name (400 with kiln's one-line message), listing, one version's
+inputs and outputs, a missing version (404), and inference (Open Inference Protocol JSON) with
+the outputs of `kiln run` on the same inputs, and its refusals.
+
+    tests/serve/serve_http.py KILN MODEL WORKDIR
+"""
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+from onnx import numpy_helper
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    kiln, model, work = sys.argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    data = os.path.join(work, "data")
+    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
+                                         check=True, capture_output=True, text=True).stdout.strip()
+    write, read = token("write"), token("read")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = open(os.path.join(work, "serve.log"), "w")
+    server = subprocess.Popen([kiln, "serve", "--data", data, "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=log)
+    failures = []
+
+    def call(method, path, body=None, tok=None):
+        req = urllib.request.Request(base + path, data=body, method=method)
+        if body is not None:  # (urllib's default, form-urlencoded, is capped at 8 KB by httplib)
+            req.add_header("Content-Type", "application/octet-stream")
+        if tok:
+            req.add_header("Authorization", "Bearer " + tok)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    def expect(what, got, want):
+        if got != want:
+            failures.append(f"{what}: got {got!r}, expected {want!r}")
+
+    try:
+        for _ in range(200):
+            try:
+                if call("GET", "/v2/health/live")[0] == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.05)
+        else:
+            sys.exit("FAIL: kiln serve did not come up: " + open(log.name).read()[-500:])
+        expect("ready", call("GET", "/v2/health/ready"), (200, {"ready": True}))
+        onnx = open(model, "rb").read()
+        sha = hashlib.sha256(onnx).hexdigest()
+        expect("upload without a token", call("POST", "/v1/models/mlp", onnx)[0], 401)
+        expect("upload with a wrong token", call("POST", "/v1/models/mlp", onnx, "kiln_" + "0" * 64)[0], 401)
+        expect("upload with a read token", call("POST", "/v1/models/mlp", onnx, read)[0], 403)
+        status, body = call("POST", "/v1/models/mlp", onnx, write)
+        expect("upload", (status, body.get("version"), body.get("sha256"), body.get("bytes")), (201, 1, sha, len(onnx)))
+        status, body = call("POST", "/v1/models/mlp", onnx, write)
+        expect("the same bytes again", (status, body.get("version"), body.get("created_now")), (200, 1, False))
+        status, body = call("POST", "/v1/models/broken", onnx[: len(onnx) // 2], write)
+        expect("a truncated model", status, 400)
+        if "not a valid ONNX model" not in body.get("error", "") or "\n" in body.get("error", ""):
+            failures.append(f"a truncated model: error {body!r}")
+        status, body = call("POST", "/v1/models/..hidden", onnx, write)
+        expect("a bad name", status, 400)
+        status, body = call("GET", "/v1/models", tok=read)
+        expect("list", (status, [(m["name"], len(m["versions"])) for m in body["models"]]), (200, [("mlp", 1)]))
+        expect("list without a token", call("GET", "/v1/models")[0], 401)
+        status, body = call("GET", "/v1/models/mlp/versions/1", tok=read)
+        expect("version 1", (status, body.get("sha256"), body.get("inputs"), body.get("outputs")),
+               (200, sha, [{"name": "input", "type": "float[batch,768]"}],
+                [{"name": "output", "type": "float[batch,10]"}]))
+        expect("version 2", call("GET", "/v1/models/mlp/versions/2", tok=read)[0], 404)
+        blobs = os.listdir(os.path.join(data, "blobs"))
+        expect("blobs", blobs, [sha])
+        # Inference against kiln run on the same input.
+        x = np.random.default_rng(7).standard_normal((2, 768)).astype(np.float32)
+        os.makedirs(os.path.join(work, "in"))
+        with open(os.path.join(work, "in", "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, "input").SerializeToString())
+        subprocess.run([kiln, "run", model, "--inputs", os.path.join(work, "in"), "--outputs",
+                        os.path.join(work, "out")], check=True, capture_output=True)
+        t = numpy_helper.to_array(__import__("onnx").load_tensor(os.path.join(work, "out", "output_0.pb")))
+        req = lambda inputs: json.dumps({"id": "r1", "inputs": inputs}).encode()
+        good = [{"name": "input", "shape": [2, 768], "datatype": "FP32", "data": x.ravel().tolist()}]
+        status, body = call("POST", "/v2/models/mlp/infer", req(good), read)
+        expect("infer", (status, body.get("model_name"), body.get("model_version"), body.get("id")), (200, "mlp", "1", "r1"))
+        out = (body.get("outputs") or [{}])[0]
+        expect("infer output", (out.get("name"), out.get("datatype"), out.get("shape")), ("output", "FP32", [2, 10]))
+        got = np.array(out.get("data", []), dtype=np.float32).reshape(t.shape) if out.get("data") else None
+        if got is None or not np.array_equal(got, t):
+            failures.append(f"infer: outputs differ from kiln run's: {out.get('data', [])[:3]} vs {t.ravel()[:3]}")
+        expect("infer version 1", call("POST", "/v2/models/mlp/versions/1/infer", req(good), read)[0], 200)
+        expect("infer without a token", call("POST", "/v2/models/mlp/infer", req(good))[0], 401)
+        expect("infer a missing model", call("POST", "/v2/models/none/infer", req(good), read)[0], 404)
+        bad_type = [dict(good[0], datatype="INT64")]
+        status, body = call("POST", "/v2/models/mlp/infer", req(bad_type), read)
+        expect("infer INT64", (status, body.get("error")), (400, "input 'input': datatype INT64, the model takes float[batch,768]"))
+        bad_dims = [dict(good[0], shape=[2, 700], data=x.ravel()[:1400].tolist())]
+        expect("infer wrong dims", call("POST", "/v2/models/mlp/infer", req(bad_dims), read)[0], 400)
+        expect("infer no inputs", call("POST", "/v2/models/mlp/infer", req([]), read)[0], 400)
+        expect("infer not JSON", call("POST", "/v2/models/mlp/infer", b"{", read)[0], 400)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    for f in failures:
+        print("FAIL", f)
+    print(f"serve_http: {'passed' if not failures else f'{len(failures)} failures'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
