@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/model_opener.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
 #include "engine/runner.h"
@@ -49,7 +50,7 @@ OpenModel open_for_bench(const BenchOptions& o, const std::map<std::string, int6
                          BenchRun& b) {
   const auto t0 = std::chrono::steady_clock::now();
   OpenModel m;
-  m.runner = engine::open_model(b.model, engine::parse_engine_kind(o.engine),
+  m.runner = open_runner(b.model, engine::parse_engine_kind(o.engine),
                                 {.threads = o.threads, .optimize_level = b.optimize_level,
                                  .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16"});
   b.load_ms = ms_since(t0);
@@ -147,7 +148,7 @@ int bench(const BenchOptions& o) {
 
 Action add_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
-  app.add_option("model", o->model, "ONNX model file")->required();
+  app.add_option("model", o->model, "ONNX model file or compiled artifact (.kiln)")->required();
   app.add_option("--inputs", o->inputs, "Folder of input_N.pb files (default: seeded random inputs)");
   app.add_option("--threads", o->threads, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
   app.add_option("--iterations", o->iterations, "Timed runs (default 50)")->check(CLI::Range(1, 1000000));

@@ -49,6 +49,7 @@ struct MeasuredProfile {
 MeasuredProfile measure_profile(const ProfileRequest& request);
 
 Action add_bench(CLI::App& app);
+Action add_compile(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_optimize(CLI::App& app);
 Action add_profile(CLI::App& app);
