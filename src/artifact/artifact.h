@@ -70,4 +70,7 @@ std::unique_ptr<engine::ModelRunner> open_artifact_runner(const std::filesystem:
                                                           engine::EngineKind kind,
                                                           const engine::EngineOptions& opts);
 
+// The load times of a runner open_artifact_runner made; null for any other runner.
+const LoadTimes* artifact_load_times(const engine::ModelRunner& r);
+
 }  // namespace kiln::artifact

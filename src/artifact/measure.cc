@@ -1,5 +1,7 @@
 #include "artifact/measure.h"
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -40,6 +42,11 @@ nlohmann::json measure_artifact(const std::string& artifact, const std::string& 
   KILN_CHECK(buffer != nullptr, ErrorKind::kRuntime, "out of memory for the artifact");
   std::memcpy(buffer.get(), artifact.data(), artifact.size());
   const engine::EngineOptions eopts{.threads = o.threads, .allow_newer_opset = o.allow_newer_opset};
+  // oneDNN's primitive cache holds the primitives the compile made: without emptying it, the
+  // artifact's plans would be made from it, and its creation time would be a cache's.
+  const int capacity = dnnl::get_primitive_cache_capacity();
+  dnnl::set_primitive_cache_capacity(0);
+  dnnl::set_primitive_cache_capacity(capacity);
   auto a = Artifact::from_bytes({static_cast<const uint8_t*>(buffer.get()), artifact.size()}, buffer,
                                 "the compiled artifact", {.engine = eopts, .quiet = true});
   const LoadTimes times = a->times();

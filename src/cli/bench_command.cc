@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "artifact/artifact.h"
 #include "cli/commands.h"
 #include "cli/model_opener.h"
 #include "cli/input_options.h"
@@ -99,6 +100,20 @@ void print_run(const BenchReport& r, const BenchRun& b) {
   }
 }
 
+// Where an artifact's session creation went (src/artifact: read, checks, plans).
+nlohmann::json load_json(const artifact::LoadTimes& t) {
+  return {{"read_ms", t.read}, {"check_ms", t.check}, {"plans_ms", t.plans}, {"plans", t.plans_made},
+          {"packed_entries", t.packed_entries}, {"packed_taken", t.packed_taken},
+          {"reordered", t.reordered}};
+}
+
+void print_load(const artifact::LoadTimes& t) {
+  std::cout << fmt::format(
+      "  artifact load     read {:.1f} ms, checks {:.1f} ms, plans {:.1f} ms ({} made ahead; {} of "
+      "{} pre-packed weights taken, {} reordered)\n",
+      t.read, t.check, t.plans, t.plans_made, t.packed_taken, t.packed_entries, t.reordered);
+}
+
 int bench(const BenchOptions& o) {
   BenchReport r{.engine = o.engine, .threads = o.threads,
                 .counts = {.iterations = o.iterations, .warmup = o.warmup}};
@@ -129,11 +144,15 @@ int bench(const BenchOptions& o) {
   if (!o.html.empty()) write_file_atomically(o.html, bench_html(r));
   if (o.json) {
     nlohmann::json j = run_json(r, model);
+    if (const auto* t = artifact::artifact_load_times(*opened.back().runner)) j["artifact_load"] = load_json(*t);
     if (r.runs.size() > 1) j["baseline"] = run_json(r, r.runs.front());
     std::cout << json_text(j) << "\n";
     return 0;
   }
-  for (const BenchRun& b : r.runs) print_run(r, b);
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    print_run(r, r.runs[i]);
+    if (const auto* t = artifact::artifact_load_times(*opened[i].runner)) print_load(*t);
+  }
   if (r.runs.size() > 1) {
     const BenchRun& base = r.runs.front();
     std::cout << fmt::format("{} / {}: p50 {:.3f}, mean {:.3f}\n", model.label, base.label,
