@@ -52,7 +52,7 @@ std::unique_ptr<Artifact> Artifact::from_bytes(std::span<const uint8_t> bytes,
 void Artifact::load(std::span<const uint8_t> bytes, std::shared_ptr<void> owner,
                     const std::string& what, const LoadOptions& opts) {
   auto t0 = Clock::now();
-  const Container c = read_container(bytes, owner, what);
+  const Container c = read_container(bytes, owner, what, opts.verify_checksums);
   const auto manifest = c.section(SectionKind::kManifest);
   manifest_ = with_context("'" + what + "': ", [&] {
     return parse_manifest({reinterpret_cast<const char*>(manifest.data()), manifest.size()});

@@ -30,6 +30,7 @@ struct LoadOptions {
   engine::EngineOptions engine;  // threads, allocation cap; optimize_level is ignored
   bool plan_ahead = true;        // make the declared shapes' plans at load (else on first use)
   bool quiet = false;            // no note on stderr when it runs suboptimally
+  bool verify_checksums = true;  // false only for the fuzz target (its mutations must get through)
 };
 
 class Artifact {
