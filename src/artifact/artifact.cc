@@ -139,6 +139,19 @@ std::vector<RtValue> Artifact::run(const std::vector<RtValue>& feeds, RunObserve
   return model_->run(feeds, observer);
 }
 
+ArtifactInfo inspect_artifact(const std::filesystem::path& path) {
+  auto file = MappedFile::open(path);
+  const Container c = read_container({file->data(), static_cast<size_t>(file->size())}, file, path.string());
+  const auto m = c.section(SectionKind::kManifest);
+  ArtifactInfo info;
+  info.manifest = with_context("'" + path.string() + "': ", [&] {
+    return parse_manifest({reinterpret_cast<const char*>(m.data()), m.size()});
+  });
+  info.compatibility = check_compatibility(info.manifest);
+  info.bytes = static_cast<uint64_t>(file->size());
+  return info;
+}
+
 bool is_artifact_file(const std::filesystem::path& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[sizeof kMagic] = {};

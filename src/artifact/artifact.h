@@ -62,6 +62,15 @@ class Artifact {
   LoadTimes times_;
 };
 
+// The manifest of the artifact at `path` and whether this machine can run it, without reading
+// its graph (`kiln inspect` on an artifact). Fails (kBadModel) on a file that is not one.
+struct ArtifactInfo {
+  Manifest manifest;
+  Compatibility compatibility;
+  uint64_t bytes = 0;
+};
+ArtifactInfo inspect_artifact(const std::filesystem::path& path);
+
 // True when the file at `path` starts with the artifact magic.
 bool is_artifact_file(const std::filesystem::path& path);
 
