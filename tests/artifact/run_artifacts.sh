@@ -2,7 +2,8 @@
 # Compiled artifacts against the .onnx and ONNX Runtime (docs/artifact.md): every model compiled
 # for every x86 target this CPU runs, then `kiln run` on the artifact gives the outputs `kiln run`
 # gives on the .onnx under the same ISA caps (bit for bit) and ONNX Runtime's (rtol 1e-3, atol
-# 1e-4; the cases of tests/models/make_cases.sh: batch 2, BERT at seq 16).
+# 1e-4; the cases of tests/models/make_cases.sh: batch 2, BERT at seq 16); and the v4 artifact,
+# under KILN_CPU_ISA=avx2, is refused with exit code 2 and one line.
 #
 #   tests/artifact/run_artifacts.sh KILN WORKDIR [names...]
 #
@@ -61,5 +62,20 @@ for name in "${names[@]}"; do
     fi
     echo "ok   $name $target ($(du -h "$art" | cut -f1); $(grep -o 'session creation [0-9.]* ms' "$log" | head -1))"
   done
+  # The ISA mismatch through the command line: a v4 artifact under kiln's kernels capped at AVX2 is
+  # refused with exit code 2 and one line saying what to recompile with.
+  art=$out/$name.x86-64-v4.kiln
+  if [[ -f $art ]] && ! grep -q "does not run here" "$out/$name.x86-64-v4.log"; then
+    rc=0
+    KILN_CPU_ISA=avx2 "$kiln" run "$art" --inputs "$case_dir" --outputs "$out/$name.capped" \
+      >/dev/null 2>"$out/$name.capped.err" || rc=$?
+    if ((rc != 2)) || (($(wc -l <"$out/$name.capped.err") != 1)) ||
+        ! grep -q "recompile it with .*--target x86-64-v3" "$out/$name.capped.err"; then
+      echo "FAIL $name: a v4 artifact under KILN_CPU_ISA=avx2 gave exit $rc:"; cat "$out/$name.capped.err"
+      status=1
+    else
+      echo "ok   $name x86-64-v4 refused under KILN_CPU_ISA=avx2 (exit 2, one line)"
+    fi
+  fi
 done
 exit $status
