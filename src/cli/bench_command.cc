@@ -122,6 +122,9 @@ int bench(const BenchOptions& o) {
   const auto dims = parse_dims(o.dims);
   KILN_CHECK(!o.compare || o.level > 0, ErrorKind::kBadInput,
              "--compare benches -O 0 against -O N: give -O 1 or more");
+  KILN_CHECK(!o.compare || !artifact::is_artifact_file(o.model), ErrorKind::kBadInput,
+             "--compare benches an .onnx at two -O levels; '{}' is a compiled artifact: give "
+             "--baseline MODEL.onnx to bench it against its .onnx", o.model);
   if (o.compare)
     r.runs.push_back({.label = "-O 0", .model = o.model, .optimize_level = 0});
   else if (!o.baseline.empty())
