@@ -218,7 +218,15 @@ CompileResult compile(const CompileOptions& o) {
   };
   r.bytes = assemble();
   if (r.runs_here && o.measure_runs > 0) {
-    j["measured"] = measure_artifact(r.bytes, bytes, dir, o, r.notes);
+    try {
+      j["measured"] = measure_artifact(r.bytes, bytes, dir, o, r.notes);
+    } catch (const Error& e) {
+      // Inputs kiln cannot make up (strings, sequences) or sizes it cannot find: the artifact is
+      // written all the same, unmeasured, and says why.
+      if (e.kind() == ErrorKind::kInternal) throw;
+      r.notes.push_back(std::string("not measured: ") + e.what());
+      j["not_measured"] = e.what();
+    }
     r.bytes = assemble();
   }
   r.manifest = mf;
