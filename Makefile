@@ -37,7 +37,7 @@ test-asan: deps
 fuzz-build: deps
 	cmake -S . -B build-fuzz -G Ninja -DKILN_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
 	  -DKILN_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_load fuzz_model
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_load fuzz_model fuzz_artifact
 
 fuzz: fuzz-build
 	scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-60}

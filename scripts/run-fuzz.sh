@@ -3,9 +3,10 @@
 #
 #   scripts/run-fuzz.sh BUILD [SECONDS] [--target NAME]... [--grow] [--keep-going]
 #
-#   BUILD          made by `make fuzz` (clang, -DKILN_FUZZ=ON, ASan+UBSan): BUILD/fuzz_load, BUILD/fuzz_model
+#   BUILD          made by `make fuzz` (clang, -DKILN_FUZZ=ON, ASan+UBSan): BUILD/fuzz_load, BUILD/fuzz_model,
+#                  BUILD/fuzz_artifact
 #   SECONDS        per target, after the seeds are read
-#   --target NAME  fuzz_load or fuzz_model (repeatable; default: both, one after the other)
+#   --target NAME  fuzz_load, fuzz_model or fuzz_artifact (repeatable; default: all, one after another)
 #   --grow         merge what the run found into tests/fuzz/corpus/NAME/ (minimized with -merge=1:
 #                  the kept inputs cover the edges the old corpus and the run's finds covered)
 #   --keep-going   libFuzzer's fork mode: a finding is saved and the run goes on to the end (long
@@ -45,7 +46,7 @@ while (($# > 0)); do
     *) usage ;;
   esac
 done
-((${#targets[@]} > 0)) || targets=(fuzz_load fuzz_model)
+((${#targets[@]} > 0)) || targets=(fuzz_load fuzz_model fuzz_artifact)
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 # One thread per process: libgomp (oneDNN's and kiln's kernels) reads this before main.

@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "artifact/artifact.h"
 #include "backend/engine_placement.h"
 #include "cli/commands.h"
+#include "cli/model_opener.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
 #include "engine/runner.h"
@@ -51,7 +53,7 @@ OpenModel open_for_bench(const BenchOptions& o, const std::map<std::string, int6
                          BenchRun& b) {
   const auto t0 = std::chrono::steady_clock::now();
   OpenModel m;
-  m.runner = engine::open_model(b.model, engine::parse_engine_kind(o.engine),
+  m.runner = open_runner(b.model, engine::parse_engine_kind(o.engine),
                                 {.threads = o.threads, .optimize_level = b.optimize_level,
                                  .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16",
                                  .placement = backend::make_placement(o.placement.backends,
@@ -102,6 +104,20 @@ void print_run(const BenchReport& r, const BenchRun& b) {
   }
 }
 
+// Where an artifact's session creation went (src/artifact: read, checks, plans).
+nlohmann::json load_json(const artifact::LoadTimes& t) {
+  return {{"read_ms", t.read}, {"check_ms", t.check}, {"plans_ms", t.plans}, {"plans", t.plans_made},
+          {"packed_entries", t.packed_entries}, {"packed_taken", t.packed_taken},
+          {"reordered", t.reordered}};
+}
+
+void print_load(const artifact::LoadTimes& t) {
+  std::cout << fmt::format(
+      "  artifact load     read {:.1f} ms, checks {:.1f} ms, plans {:.1f} ms ({} made ahead; {} of "
+      "{} pre-packed weights taken, {} reordered)\n",
+      t.read, t.check, t.plans, t.plans_made, t.packed_taken, t.packed_entries, t.reordered);
+}
+
 int bench(const BenchOptions& o) {
   BenchReport r{.engine = o.engine, .threads = o.threads,
                 .counts = {.iterations = o.iterations, .warmup = o.warmup}};
@@ -110,6 +126,9 @@ int bench(const BenchOptions& o) {
   const auto dims = parse_dims(o.dims);
   KILN_CHECK(!o.compare || o.level > 0, ErrorKind::kBadInput,
              "--compare benches -O 0 against -O N: give -O 1 or more");
+  KILN_CHECK(!o.compare || !artifact::is_artifact_file(o.model), ErrorKind::kBadInput,
+             "--compare benches an .onnx at two -O levels; '{}' is a compiled artifact: give "
+             "--baseline MODEL.onnx to bench it against its .onnx", o.model);
   if (o.compare)
     r.runs.push_back({.label = "-O 0", .model = o.model, .optimize_level = 0});
   else if (!o.baseline.empty())
@@ -132,11 +151,15 @@ int bench(const BenchOptions& o) {
   if (!o.html.empty()) write_file_atomically(o.html, bench_html(r));
   if (o.json) {
     nlohmann::json j = run_json(r, model);
+    if (const auto* t = artifact::artifact_load_times(*opened.back().runner)) j["artifact_load"] = load_json(*t);
     if (r.runs.size() > 1) j["baseline"] = run_json(r, r.runs.front());
     std::cout << json_text(j) << "\n";
     return 0;
   }
-  for (const BenchRun& b : r.runs) print_run(r, b);
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    print_run(r, r.runs[i]);
+    if (const auto* t = artifact::artifact_load_times(*opened[i].runner)) print_load(*t);
+  }
   if (r.runs.size() > 1) {
     const BenchRun& base = r.runs.front();
     std::cout << fmt::format("{} / {}: p50 {:.3f}, mean {:.3f}\n", model.label, base.label,
@@ -151,7 +174,7 @@ int bench(const BenchOptions& o) {
 
 Action add_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
-  app.add_option("model", o->model, "ONNX model file")->required();
+  app.add_option("model", o->model, "ONNX model file or compiled artifact (.kiln)")->required();
   app.add_option("--inputs", o->inputs, "Folder of input_N.pb files (default: seeded random inputs)");
   app.add_option("--threads", o->threads, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
   app.add_option("--iterations", o->iterations, "Timed runs (default 50)")->check(CLI::Range(1, 1000000));

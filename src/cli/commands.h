@@ -59,6 +59,7 @@ void add_backend_flags(CLI::App& app, BackendFlags& flags);
 
 Action add_analyze(CLI::App& app);
 Action add_bench(CLI::App& app);
+Action add_compile(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_optimize(CLI::App& app);
 Action add_profile(CLI::App& app);

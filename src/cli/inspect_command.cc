@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "artifact/artifact.h"
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "engine/kernel_table.h"
@@ -127,6 +128,20 @@ Action add_inspect(CLI::App& app) {
       return 0;
     }
     if (path->empty()) fail(ErrorKind::kBadInput, "model is required (or --impls)");
+    if (artifact::is_artifact_file(*path)) {  // a compiled artifact: its manifest, and whether it runs here
+      const artifact::ArtifactInfo info = artifact::inspect_artifact(*path);
+      nlohmann::json j = info.manifest.json;
+      j["here"] = {{"fit", artifact::fit_name(info.compatibility.fit)},
+                   {"message", info.compatibility.message}};
+      if (*json) {
+        std::cout << json_text(j) << "\n";
+      } else {
+        std::cout << info.manifest.to_text() << "\n";
+        std::cout << fmt::format("here: {}{}\n", artifact::fit_name(info.compatibility.fit),
+                                 info.compatibility.message.empty() ? "" : ": " + info.compatibility.message);
+      }
+      return 0;
+    }
     Model m = load_model(*path);
     for (const std::string& w : check_model(m, {.allow_newer_opset = *newer_opset}))
       std::cerr << "kiln: warning: " << w << "\n";

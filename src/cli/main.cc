@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
       kiln::cli::add_profile);
   add("bench", "Session creation time, latency percentiles, throughput and peak memory of a model",
       kiln::cli::add_bench);
+  add("compile", "Compile a model into an artifact for a target (x86-64 levels, aarch64): optimized "
+      "graph, pre-packed weights, declared shapes, manifest",
+      kiln::cli::add_compile);
   add("quantize", "Quantize a model: int8 (dynamic, static QDQ or QOperator), fp16 or bf16, with its error and speed",
       kiln::cli::add_quantize);
   add("test", "Run ONNX backend test cases (CASE/model.onnx + CASE/test_data_set_N/)",

@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include "artifact/artifact.h"
 #include "backend/engine_placement.h"
 #include "cli/commands.h"
+#include "cli/model_opener.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
 #include "ops/check.h"
@@ -45,8 +47,17 @@ MeasuredProfile measure_profile(const ProfileRequest& q) {
       opt::optimize(m, opt::level_pipeline(level));
     };
   }
-  auto target = load_target(q.model, q.engine, threads, optimize, q.allow_newer_opset,
-                            backend::make_placement(q.backends, q.strict, threads));
+  std::unique_ptr<ProfileTarget> target;
+  if (artifact::is_artifact_file(q.model)) {  // a compiled artifact: opened as it is, no -O
+    const int64_t start = steady_now_ns();
+    auto runner = open_runner(q.model, engine::parse_engine_kind(q.engine), {.threads = threads});
+    target = std::make_unique<ProfileTarget>(
+        std::move(runner), q.engine,
+        std::vector<SessionPhase>{{"session_initialization", {start, steady_now_ns()}}});
+  } else {
+    target = load_target(q.model, q.engine, threads, optimize, q.allow_newer_opset,
+                         backend::make_placement(q.backends, q.strict, threads));
+  }
   const auto feeds =
       input_feeds(q.inputs, target->inputs(), {.seed = q.seed, .dims = parse_dims(q.dims)},
                   [&](const std::vector<RtValue>& feeds) { target->run(feeds, nullptr); });

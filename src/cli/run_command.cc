@@ -4,6 +4,7 @@
 
 #include "backend/engine_placement.h"
 #include "cli/commands.h"
+#include "cli/model_opener.h"
 #include "cli/test_data.h"
 #include "engine/runner.h"
 #include "onnx/tensor_proto.h"
@@ -19,7 +20,7 @@ Action add_run(CLI::App& app) {
   auto threads = std::make_shared<int>(0);
   auto level = std::make_shared<int>(2);
   auto newer_opset = std::make_shared<bool>(false);
-  app.add_option("model", *model, "ONNX model file")->required();
+  app.add_option("model", *model, "ONNX model file or compiled artifact (.kiln)")->required();
   app.add_option("--inputs", *inputs, "Folder of input_N.pb (TensorProto) files")->required();
   app.add_option("--outputs", *outputs, "Folder to write output_N.pb files into")->required();
   app.add_option("--engine", *engine_name, "fast (default: oneDNN and CPU kernels) or reference");
@@ -32,7 +33,7 @@ Action add_run(CLI::App& app) {
   auto placement = std::make_shared<BackendFlags>();
   add_backend_flags(app, *placement);
   return [=]() {
-    auto runner = engine::open_model(
+    auto runner = open_runner(
         *model, engine::parse_engine_kind(*engine_name),
         {.threads = *threads, .optimize_level = *level, .allow_newer_opset = *newer_opset,
          .bf16 = *precision == "bf16",

@@ -63,7 +63,23 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
   plan_for(sig);
 }
 
+CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Prepared,
+                             std::unique_ptr<WeightCache> weights)
+    : model_(std::move(model)), opts_(opts),
+      weights_(weights ? std::move(weights) : std::make_unique<WeightCache>()) {
+  apply_threads(opts_.threads);
+  for (const Value* v : model_.graph->inputs)
+    if (!v->is_constant()) inputs_.push_back(v);
+  for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
+}
+
 CompiledModel::~CompiledModel() = default;
+
+void CompiledModel::prepare(const std::vector<std::vector<int64_t>>& input_dims) {
+  std::lock_guard<std::mutex> lock(mu_);
+  AllocationCapScope cap(opts_.allocation_cap);
+  plan_for(input_dims);
+}
 
 Plan& CompiledModel::plan_for(const Signature& sig) {
   auto it = plans_.find(sig);

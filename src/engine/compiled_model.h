@@ -38,7 +38,19 @@ class CompiledModel {
   static std::unique_ptr<CompiledModel> load(const std::filesystem::path& path,
                                              const EngineOptions& opts = {});
   explicit CompiledModel(Model model, const EngineOptions& opts = {});
+  // A model that is already what the constructor above makes of one (checked, inlined, optimized,
+  // inferred, DequantizeLinear dedicated: a compiled artifact's graph): none of that is redone,
+  // and no plan is made yet. `weights` may come pre-filled (WeightCache::preload). opts'
+  // optimize_level is ignored.
+  struct Prepared {};
+  CompiledModel(Model model, const EngineOptions& opts, Prepared,
+                std::unique_ptr<WeightCache> weights = nullptr);
   ~CompiledModel();
+
+  // Makes the plan for these input dims now (at load, for the shapes an artifact declares).
+  void prepare(const std::vector<std::vector<int64_t>>& input_dims);
+  // The constants reordered for oneDNN so far (what an artifact stores pre-packed).
+  const WeightCache& weight_cache() const { return *weights_; }
 
   const Model& model() const { return model_; }
   // The inputs a caller feeds (graph inputs without an initializer) and the outputs, in order.

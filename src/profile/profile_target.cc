@@ -33,6 +33,10 @@ ProfileTarget::ProfileTarget(Model model, const std::string& engine, int threads
   });
 }
 
+ProfileTarget::ProfileTarget(std::unique_ptr<engine::ModelRunner> runner, const std::string& engine,
+                             std::vector<SessionPhase> phases)
+    : engine_(engine), phases_(std::move(phases)), runner_(std::move(runner)) {}
+
 void ProfileTarget::prepare(const std::vector<RtValue>& feeds) {
   if (engine_ == "reference") return;  // nothing is planned ahead
   plan_ = timed(phases_, "plan", [&] { return runner_->summary(feeds); });

@@ -27,6 +27,10 @@ class ProfileTarget {
                 std::vector<SessionPhase> phases = {}, bool allow_newer_opset = false,
                 std::shared_ptr<engine::PlacementHook> placement = nullptr);
 
+  // A runner opened by the caller (a compiled artifact's), its opening timed into `phases`.
+  ProfileTarget(std::unique_ptr<engine::ModelRunner> runner, const std::string& engine,
+                std::vector<SessionPhase> phases);
+
   const std::string& engine() const { return engine_; }
   // The model as it runs (after the executor's own rewriting).
   const Model& model() const { return runner_->model(); }

@@ -4,12 +4,20 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
+#include <memory>
 #include <mutex>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "ir/tensor.h"
 
 namespace kiln::engine {
+
+// A memory descriptor's bytes (oneDNN 2.x's dnnl_memory_desc_t is plain data): how an artifact
+// records the layouts of pre-packed weights, and how they are matched at load.
+std::string desc_bytes(const dnnl::memory::desc& d);
 
 class WeightCache {
  public:
@@ -17,15 +25,41 @@ class WeightCache {
   dnnl::memory get(const Tensor& t, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
   size_t bytes() const { return bytes_; }
 
+  // Pre-packed weights (a compiled artifact's): the bytes of `source` already reordered into
+  // the layout whose oneDNN descriptor bytes are `to_desc`, from the one of `from_desc`. They are
+  // taken by get() only when a primitive asks for exactly these descriptors (compared byte for
+  // byte, never handed to oneDNN as they are: they come from a file) and the size matches; any
+  // other request reorders as usual. `owner` keeps `packed` alive.
+  void preload(const Tensor& source, std::string from_desc, std::string to_desc,
+               std::span<const uint8_t> packed, std::shared_ptr<void> owner);
+  struct Packed {
+    const void* source;  // the source tensor's data
+    std::string from_desc, to_desc;
+    std::span<const uint8_t> bytes;
+  };
+  // What was reordered (or taken pre-packed) so far.
+  std::vector<Packed> packed() const;
+  int preloaded_taken() const { return taken_; }   // preloaded entries get() used
+  int reordered() const { return reordered_; }     // reorders get() ran
+
  private:
   struct Entry {
     Tensor source;  // kept, so that its address stays a valid key
     dnnl::memory::desc from, to;
     dnnl::memory mem;
   };
-  std::mutex mu_;
+  struct Pending {
+    Tensor source;
+    std::string from, to;
+    std::span<const uint8_t> bytes;
+    std::shared_ptr<void> owner;
+  };
+  mutable std::mutex mu_;
   std::vector<Entry> entries_;
+  std::vector<Pending> pending_;
+  std::vector<std::shared_ptr<void>> owners_;
   size_t bytes_ = 0;
+  int taken_ = 0, reordered_ = 0;
 };
 
 }  // namespace kiln::engine

@@ -1,0 +1,87 @@
+#include "artifact/compatibility.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdlib>
+
+#include "artifact/format/format.h"
+#include "artifact/targets.h"
+#include "support/error.h"
+
+namespace kiln::artifact {
+
+namespace {
+
+// Why the host runs below its CPU's best, when a cap is set.
+std::string caps_in_force() {
+  std::string caps;
+  for (const char* env : {"KILN_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+    if (const char* v = std::getenv(env); v && *v)
+      caps += fmt::format("{}{}={}", caps.empty() ? "" : ", ", env, v);
+  return caps.empty() ? "" : " (capped by " + caps + ")";
+}
+
+}  // namespace
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
+}
+
+const char* fit_name(Fit f) {
+  switch (f) {
+    case Fit::kOptimal: return "optimal";
+    case Fit::kSuboptimal: return "runs-suboptimally";
+    case Fit::kUnsupported: return "unsupported";
+  }
+  return "?";
+}
+
+Compatibility check_compatibility(const Manifest& m) {
+  const Target& native = native_target();
+  auto unsupported = [&](std::string why) {
+    return Compatibility{Fit::kUnsupported,
+                         fmt::format("{}: recompile it with kiln {} (kiln compile MODEL --target {})",
+                                     why, kiln_version(), native.name)};
+  };
+  if (m.kiln_version != kiln_version())
+    return unsupported(fmt::format("compiled by kiln {}, this is kiln {}", m.kiln_version,
+                                   kiln_version()));
+#if defined(__x86_64__)
+  constexpr const char* kArch = "x86_64";
+#else
+  constexpr const char* kArch = "aarch64";
+#endif
+  if (m.target_arch != kArch)
+    return unsupported(fmt::format("compiled for {} ({}), this machine is {}{}", m.target,
+                                   m.target_arch, kArch,
+                                   m.target_arch == "aarch64" ? "; the aarch64 runtime is later work" : ""));
+  const Target* t = nullptr;
+  for (const Target& row : targets())
+    if (row.name == m.target) t = &row;
+  if (!t) return unsupported(fmt::format("compiled for target '{}', which this kiln does not know", m.target));
+  const int host = host_level();
+  if (t->level > host) {
+    std::string features;
+    for (const auto& f : m.required_features) features += (features.empty() ? "" : ",") + f;
+    return unsupported(fmt::format("compiled for {}, which needs {}; this CPU runs {}{}", t->name,
+                                   features, native.name, caps_in_force()));
+  }
+  if (t->level < host)
+    return {Fit::kSuboptimal,
+            fmt::format("compiled for {}, this CPU runs {}: its wider kernels stay unused; "
+                        "recompile with --target {} (or native) for them",
+                        t->name, native.name, native.name)};
+  if (m.onednn_version != onednn_version())
+    return {Fit::kSuboptimal,
+            fmt::format("pre-packed for oneDNN {}, this kiln runs oneDNN {}: weights are repacked at "
+                        "load; recompile to skip that",
+                        m.onednn_version, onednn_version())};
+  return {};
+}
+
+void require_compatible(const Compatibility& c, const std::string& what) {
+  KILN_CHECK(c.fit != Fit::kUnsupported, ErrorKind::kUnsupported, "'{}': {}", what, c.message);
+}
+
+}  // namespace kiln::artifact

@@ -1,0 +1,236 @@
+#include "artifact/compile.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "artifact/artifact.h"
+#include "artifact/compatibility.h"
+#include "artifact/format/format.h"
+#include "artifact/format/graph_codec.h"
+#include "artifact/measure.h"
+#include "artifact/packed_weights.h"
+#include "artifact/sha256.h"
+#include "artifact/targets.h"
+#include "engine/compiled_model.h"
+#include "engine/qdq_pattern.h"
+#include "ir/walk.h"
+#include "onnx/import.h"
+#include "ops/infer.h"
+#include "opt/pipeline.h"
+#include "runtime/input_dims.h"
+#include "runtime/session.h"
+#include "support/error.h"
+
+namespace kiln::artifact {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  KILN_CHECK(f.good(), ErrorKind::kBadInput, "cannot open '{}'", path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+int count_nodes(const Graph& g) {
+  int n = 0;
+  for_each_nested_node(g, [&](const Node&) { ++n; });
+  return n;
+}
+
+nlohmann::json values_json(const std::vector<const Value*>& vs) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Value* v : vs) j.push_back({{"name", v->name}, {"type", v->type.to_string()}});
+  return j;
+}
+
+// The input dims the loader plans ahead: every combination of the profiles' values (a range by
+// its two ends), when the profiles name every symbolic dim of the inputs; at most 16 (the engine
+// keeps 16 plans).
+std::vector<std::vector<std::vector<int64_t>>> planned_signatures(
+    const std::vector<const Value*>& inputs, const std::vector<DimProfile>& profiles,
+    std::vector<std::string>& notes) {
+  std::vector<std::map<std::string, int64_t>> combos = {{}};
+  for (const DimProfile& p : profiles) {
+    std::vector<std::map<std::string, int64_t>> next;
+    for (const auto& c : combos)
+      for (int64_t v : p.values) {
+        auto d = c;
+        d[p.dim] = v;
+        next.push_back(std::move(d));
+      }
+    combos = std::move(next);
+  }
+  if (combos.size() > 16) {
+    notes.push_back(fmt::format("{} shape combinations declared: the first 16 are planned at load, "
+                                "the rest on first use", combos.size()));
+    combos.resize(16);
+  }
+  std::vector<std::vector<std::vector<int64_t>>> out;
+  for (const auto& c : combos) {
+    std::vector<std::vector<int64_t>> sig;
+    for (const Value* in : inputs) {
+      if (!in->type.is_tensor() || !in->type.shape) return {};
+      std::vector<int64_t> dims;
+      for (const Dim& d : *in->type.shape) {
+        if (d.is_known()) dims.push_back(d.value());
+        else if (d.is_symbolic() && c.contains(d.sym())) dims.push_back(c.at(d.sym()));
+        else {
+          notes.push_back(fmt::format("input '{}' has dim {} that no --shapes names: no plan is "
+                                      "made ahead; each new shape plans on first use",
+                                      in->name, d.to_string()));
+          return {};
+        }
+      }
+      sig.push_back(std::move(dims));
+    }
+    out.push_back(std::move(sig));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string compile_key(const std::string& model_sha256, const CompileOptions& o) {
+  Sha256 h;
+  h.update(fmt::format("kiln {} build {} format {}\n", kiln_version(), kiln_build_id(), kFormatVersion));
+  h.update(fmt::format("model {}\ntarget {}\nlevel {}\npasses {}\nstrict {}\nnewer {}\n",
+                       model_sha256, find_target(o.target).name, o.level, o.passes,
+                       o.strict_shapes, o.allow_newer_opset));
+  for (const auto& s : o.shapes) h.update("shapes " + s + "\n");
+  return h.hex();
+}
+
+CompileResult compile(const CompileOptions& o) {
+  const auto t0 = Clock::now();
+  CompileResult r;
+  const Target& target = find_target(o.target);
+  std::vector<DimProfile> profiles;
+  for (const auto& s : o.shapes) profiles.push_back(parse_dim_profile(s));
+  const std::vector<std::string> passes =
+      o.passes.empty() ? opt::level_pipeline(o.level) : opt::parse_pipeline(o.passes);
+
+  const std::string bytes = read_file(o.model);
+  const std::string model_sha = sha256_hex(bytes);
+  const auto dir = std::filesystem::path(o.model).parent_path();
+  r.runs_here = target.arch == "x86_64" && target.level <= host_level();
+#if !defined(__x86_64__)
+  r.runs_here = false;
+#endif
+  // The caps before any oneDNN primitive exists: the plans, the packing and the measurement are
+  // the target's.
+  if (r.runs_here)
+    if (std::string p = apply_isa_cap(target); !p.empty()) r.notes.push_back(p);
+
+  Model m = load_model_from_bytes(bytes, dir);
+  const int nodes_before = count_nodes(*m.graph);
+  prepare_model(m, {.allow_newer_opset = o.allow_newer_opset});
+  const opt::OptimizeResult optimized = opt::optimize(m, passes);
+  infer_shapes(m);
+  if (engine::dedicate_dequantize(*m.graph) > 0) infer_shapes(m);
+  const int nodes_after = count_nodes(*m.graph);
+
+  engine::CompiledModel cm(std::move(m), {.threads = o.threads, .allow_newer_opset = o.allow_newer_opset},
+                           engine::CompiledModel::Prepared{});
+  for (const DimProfile& p : profiles) {
+    const auto names = symbolic_input_dims(cm.inputs());
+    KILN_CHECK(std::find(names.begin(), names.end(), p.dim) != names.end(), ErrorKind::kBadInput,
+               "--shapes {}: the model's inputs have no dim '{}' (they have: {})", p.to_string(),
+               p.dim, names.empty() ? "none symbolic" : fmt::format("{}", fmt::join(names, ", ")));
+  }
+  Manifest mf;
+  mf.planned_signatures = planned_signatures(cm.inputs(), profiles, r.notes);
+  const auto plan_t0 = Clock::now();
+  if (r.runs_here)
+    for (const auto& sig : mf.planned_signatures) cm.prepare(sig);
+  const double plan_ms = std::chrono::duration<double, std::milli>(Clock::now() - plan_t0).count();
+  if (!r.runs_here)
+    r.notes.push_back(fmt::format("target {} does not run here: the artifact holds the optimized "
+                                  "graph and its weights; plans and packed weights are made at load",
+                                  target.name));
+
+  EncodedModel enc = encode_model(cm.model());
+  PackedSections packed = r.runs_here ? encode_packed(cm.weight_cache(), enc.weight_offsets)
+                                      : PackedSections{};
+
+  mf.format_version = kFormatVersion;
+  mf.kiln_version = kiln_version();
+  mf.target = target.name;
+  mf.target_arch = target.arch;
+  mf.target_level = target.level;
+  mf.required_features = target.features;
+  mf.onednn_version = onednn_version();
+  mf.profiles = profiles;
+  mf.strict_shapes = o.strict_shapes;
+  nlohmann::json& j = mf.json;
+  j["kiln_build"] = kiln_build_id();
+  j["target"] = {{"summary", target.summary}, {"kernel_isa", target.kernel_isa},
+                 {"onednn_isa", target.onednn_isa}};
+  j["backends"] = nlohmann::json::array(
+      {{{"name", "cpu"}, {"version", "kiln " + std::string(kiln_version()) + ", oneDNN " + onednn_version()},
+        {"nodes", nodes_after}}});
+  j["placement"] = {{"cpu", "every node"}};
+  j["model"] = {{"file", std::filesystem::path(o.model).filename().string()}, {"sha256", model_sha},
+                {"bytes", bytes.size()}, {"nodes", nodes_before}, {"nodes_optimized", nodes_after},
+                {"inputs", values_json(cm.inputs())}, {"outputs", values_json(cm.outputs())}};
+  j["options"] = {{"optimize_level", o.level}, {"passes", o.passes}, {"shapes", o.shapes},
+                  {"strict_shapes", o.strict_shapes}, {"threads", o.threads}, {"seed", o.seed}};
+  j["pipeline"] = target_pipeline(target, passes);
+  j["optimizer"] = {{"rounds", optimized.rounds}, {"ms", optimized.ms}};
+  j["packed_weights"] = {{"entries", packed.entries}, {"bytes", packed.bytes},
+                         {"not_packed", packed.skipped}};
+  j["runs_here"] = r.runs_here;
+  j["compiled_at"] = utc_now();
+  if (!r.runs_here) j["note"] = r.notes.back();
+
+  std::vector<SectionOut> sections;
+  auto assemble = [&] {
+    sync_manifest_json(mf);
+    j["compile_seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
+    j["plan_ms"] = plan_ms;
+    // The file's own size is in its manifest: assembled until the size it states is its size.
+    std::string out;
+    for (int pass = 0; pass < 4; ++pass) {
+      sections.clear();
+      sections.push_back({SectionKind::kManifest, mf.to_text()});
+      sections.push_back({SectionKind::kGraph, enc.graph});
+      sections.push_back({SectionKind::kWeights, enc.weights, false});
+      if (packed.entries > 0) {
+        sections.push_back({SectionKind::kPackedIndex, packed.index});
+        sections.push_back({SectionKind::kPackedData, packed.data, false});
+      }
+      out = write_container(sections);
+      if (j.value("size_bytes", uint64_t{0}) == out.size()) break;
+      j["size_bytes"] = out.size();
+    }
+    return out;
+  };
+  r.bytes = assemble();
+  if (r.runs_here && o.measure_runs > 0) {
+    try {
+      j["measured"] = measure_artifact(r.bytes, bytes, dir, o, r.notes);
+    } catch (const Error& e) {
+      // Inputs kiln cannot make up (strings, sequences) or sizes it cannot find: the artifact is
+      // written all the same, unmeasured, and says why.
+      if (e.kind() == ErrorKind::kInternal) throw;
+      r.notes.push_back(std::string("not measured: ") + e.what());
+      j["not_measured"] = e.what();
+    }
+    r.bytes = assemble();
+  }
+  r.manifest = mf;
+  return r;
+}
+
+}  // namespace kiln::artifact
