@@ -12,7 +12,6 @@
 #include "artifact/cache.h"
 #include "artifact/compile.h"
 #include "artifact/format/format.h"
-#include "artifact/sha256.h"
 #include "artifact/targets.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/engine_test_util.h"
@@ -167,19 +166,6 @@ TEST(ArtifactCompatibility, LoadRefusesWithOneLine) {
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("recompile"), std::string::npos) << e.what();
   }
-}
-
-TEST(ArtifactSha256, KnownDigests) {
-  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-  Sha256 split;  // fed in odd pieces: the same digest
-  const std::string text = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-  split.update(text.substr(0, 3));
-  split.update(text.substr(3, 30));
-  split.update(text.substr(33));
-  EXPECT_EQ(split.hex(), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 TEST(ArtifactCache, HitsTouchAndTheLeastRecentlyUsedGoFirst) {

@@ -12,7 +12,7 @@
 #include "artifact/format/graph_codec.h"
 #include "artifact/measure.h"
 #include "artifact/packed_weights.h"
-#include "artifact/sha256.h"
+#include "support/sha256.h"
 #include "artifact/targets.h"
 #include "engine/compiled_model.h"
 #include "engine/qdq_pattern.h"

@@ -7,7 +7,7 @@
 
 #include "artifact/cache.h"
 #include "artifact/compile.h"
-#include "artifact/sha256.h"
+#include "support/sha256.h"
 #include "artifact/targets.h"
 #include "cli/commands.h"
 #include "cli/json_text.h"
@@ -75,7 +75,7 @@ int run_compile(const CompileArgs& a) {
   std::string key;
   if (!a.cache.empty()) {
     cache.emplace(a.cache, artifact::parse_size(a.cache_size));
-    key = artifact::compile_key(artifact::sha256_hex(read_all(a.compile.model)), a.compile);
+    key = artifact::compile_key(sha256_hex(read_all(a.compile.model)), a.compile);
     if (auto hit = cache->lookup(key)) {
       write_file_atomically(a.out, read_all(hit->string()));
       if (a.json) {

@@ -11,7 +11,7 @@
 #include "runtime/session.h"
 #include "serve/inference.h"
 #include "serve/model_blobs.h"
-#include "serve/sha256.h"
+#include "support/sha256.h"
 #include "serve/sqlite_store.h"
 #include "serve/tokens.h"
 #include "support/error.h"

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "serve/sha256.h"
+#include "support/sha256.h"
 #include "support/error.h"
 
 namespace kiln::serve {

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "serve/sha256.h"
+#include "support/sha256.h"
 #include "serve/sqlite_store.h"
 
 namespace kiln::serve {

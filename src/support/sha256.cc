@@ -1,8 +1,8 @@
-#include "artifact/sha256.h"
+#include "support/sha256.h"
 
 #include <cstring>
 
-namespace kiln::artifact {
+namespace kiln {
 
 namespace {
 
@@ -84,4 +84,4 @@ std::string sha256_hex(std::string_view bytes) {
   return s.hex();
 }
 
-}  // namespace kiln::artifact
+}  // namespace kiln

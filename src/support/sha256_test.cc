@@ -1,14 +1,14 @@
-#include "serve/sha256.h"
+#include "support/sha256.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace kiln::serve {
+namespace kiln {
 namespace {
 
 // FIPS 180-4's examples, and lengths around the padding's block boundary.
-TEST(ServeSha256, KnownDigests) {
+TEST(Sha256, KnownDigests) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
@@ -17,5 +17,14 @@ TEST(ServeSha256, KnownDigests) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST(Sha256, FedInPiecesGivesTheSameDigest) {
+  Sha256 split;
+  const std::string text = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  split.update(text.substr(0, 3));
+  split.update(text.substr(3, 30));
+  split.update(text.substr(33));
+  EXPECT_EQ(split.hex(), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
 }  // namespace
-}  // namespace kiln::serve
+}  // namespace kiln

@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4), for the model's content hash in the manifest and the cache key.
+// SHA-256 (FIPS 180-4): content hashes (artifact manifests and cache keys, the serve registry's
+// blobs) and token secrets. Streaming (Sha256) or of one string (sha256_hex).
 #pragma once
 
 #include <cstdint>
@@ -6,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace kiln::artifact {
+namespace kiln {
 
 class Sha256 {
  public:
@@ -25,4 +26,4 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view bytes);
 
-}  // namespace kiln::artifact
+}  // namespace kiln
