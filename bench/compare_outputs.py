@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Compares two folders of outputs, GOT/output_N.pb against WANT/output_N.pb (onnx.TensorProto).
 
-Usage: /usr/bin/python3 bench/compare_outputs.py GOT WANT [--rtol 1e-3] [--atol 1e-4] [--cosine C]
+Usage: /usr/bin/python3 bench/compare_outputs.py GOT WANT [--rtol 1e-3] [--atol 1e-4] [--cosine C] [--exact]
 
 The rule is kiln's (src/runtime/compare.cc, what `kiln test` applies): same dtype and dims, and
 per element |got - want| <= atol + rtol * |want|, NaN matching NaN and infinities equal; integer
 outputs exactly. With --cosine C (quantized models, whose runtimes may round a requantization
 differently), a float output agrees when the cosine similarity of the two is at least C instead.
+With --exact, an output agrees only when its bytes are the same (a compiled artifact against its .onnx).
 Prints one JSON line {"agree", "outputs", "max_abs_error", "min_cosine", "reason"}; exits 0 when
 every output agrees, 1 when one does not, 2 when a folder is missing or unreadable.
 """
@@ -65,6 +66,7 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--cosine", type=float, help="float outputs agree at this cosine similarity or more")
+    ap.add_argument("--exact", action="store_true", help="outputs agree only when bit for bit the same")
     args = ap.parse_args()
     wants = sorted(glob.glob(os.path.join(args.want, "output_*.pb")))
     if not wants or not os.path.isdir(args.got):
@@ -83,6 +85,8 @@ def main():
             c = cosine(got, want)
             result["min_cosine"] = min(result["min_cosine"], c)
             ok, reason = c >= args.cosine, f"cosine {c:.5f} < {args.cosine}"
+        if args.exact and ok and got.tobytes() != want.tobytes():
+            ok, reason = False, "not bit for bit the same"
         result["max_abs_error"] = max(result["max_abs_error"], max_abs)
         if not ok:
             result.update(agree=False, reason=f"{name}: {reason}")

@@ -15,7 +15,7 @@ shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 names=("$@")
 ((${#names[@]})) || names=(mlp resnet50 mobilenet_v2 bert_base)
-compare="/usr/bin/python3 $root/tests/artifact/compare_outputs.py"
+compare="/usr/bin/python3 $root/bench/compare_outputs.py"
 out=$work/artifacts
 mkdir -p "$out"
 
