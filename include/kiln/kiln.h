@@ -69,7 +69,7 @@ typedef enum kiln_status {
   KILN_ERROR_BUFFER_TOO_SMALL = 5, /* an output buffer (or a dims array) smaller than needed; the
                                       message says how large it must be */
   KILN_ERROR_UNSUPPORTED = 6,      /* valid, but not something kiln runs (an op, a non-tensor
-                                      input, a kiln artifact in this release) */
+                                      input, an artifact for another CPU or kiln version) */
   KILN_ERROR_RUNTIME = 7,          /* a failure while running: the allocation cap, an index in
                                       the input data out of range, out of memory */
   KILN_ERROR_INTERNAL = 8,         /* a bug in kiln: please report it with the message */
@@ -167,10 +167,13 @@ KILN_API kiln_status kiln_options_set_external_data_dir(kiln_options* options, c
 
 typedef struct kiln_session kiln_session;
 
-/* Loads, checks (the model is untrusted input), infers shapes, optimizes and, when every input
- * dim is known, plans the model. PATH names an ONNX model; the format is told by the file's
- * first bytes, not its name, and compiled kiln artifacts (.kiln) will be accepted here once the
- * artifact format lands (today: KILN_ERROR_UNSUPPORTED). OPTIONS may be NULL (the defaults). */
+/* PATH names an ONNX model or a compiled kiln artifact (kiln compile); the format is told by the
+ * file's first bytes, not its name. An ONNX model is loaded, checked (it is untrusted input),
+ * shape-inferred, optimized and, when every input dim is known, planned. An artifact is checked
+ * against this machine first (KILN_ERROR_UNSUPPORTED, saying what to recompile with, when it
+ * cannot run here), then read (KILN_ERROR_BAD_MODEL when damaged), with its pre-packed weights
+ * and the plans of its declared shapes; kiln_options_set_dim does not apply to it (its shapes
+ * were declared at compile). OPTIONS may be NULL (the defaults). */
 KILN_API kiln_status kiln_session_create(const char* path, const kiln_options* options,
                                          kiln_session** out);
 /* The same from SIZE bytes at DATA (copied as needed; free them after the call). */

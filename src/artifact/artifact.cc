@@ -7,12 +7,13 @@
 #include "artifact/format/format.h"
 #include "artifact/format/graph_codec.h"
 #include "artifact/packed_weights.h"
-#include "artifact/targets.h"
+#include "artifact/placement.h"
 #include "engine/onednn/weight_cache.h"
 #include "ops/check.h"
 #include "runtime/session.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "target/target.h"
 
 namespace kiln::artifact {
 
@@ -90,7 +91,13 @@ void Artifact::load(std::span<const uint8_t> bytes, std::shared_ptr<void> owner,
       return preload_packed(*weights, c.section(SectionKind::kPackedIndex),
                             c.section(SectionKind::kPackedData), decoded.weights_by_offset, owner);
     });
-  model_ = std::make_unique<engine::CompiledModel>(std::move(decoded.model), opts.engine,
+  // The backends the compile placed nodes on, again (a --backends given to the command wins).
+  engine::EngineOptions engine_opts = opts.engine;
+  if (!engine_opts.placement)
+    engine_opts.placement = with_context("'" + what + "': ", [&] {
+      return artifact_placement(manifest_, engine_opts.threads);
+    });
+  model_ = std::make_unique<engine::CompiledModel>(std::move(decoded.model), engine_opts,
                                                    engine::CompiledModel::Prepared{},
                                                    std::move(weights));
   if (opts.plan_ahead) {

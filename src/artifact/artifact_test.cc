@@ -8,16 +8,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "artifact/cache.h"
 #include "artifact/compile.h"
 #include "artifact/format/format.h"
-#include "artifact/targets.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/engine_test_util.h"
 #include "onnx/export.h"
 #include "runtime/session.h"
 #include "support/mapped_file.h"
+#include "target/target.h"
 
 namespace kiln::artifact {
 namespace {
@@ -197,6 +198,30 @@ TEST(ArtifactCache, HitsTouchAndTheLeastRecentlyUsedGoFirst) {
   EXPECT_THROW(parse_size("12X"), Error);
 }
 
+// New weights in the external data file beside an unchanged .onnx are a new model to the cache.
+TEST(ArtifactCache, TheModelsHashCoversItsExternalData) {
+  const fs::path dir = temp_dir("external");
+  Model m = linear_model();
+  prepare_model(m);
+  const SavedModel saved = save_model(m, dir / "ext.onnx", {.external_data = true, .external_threshold = 16});
+  ASSERT_FALSE(saved.data_path.empty());
+  const std::string before = model_content_sha256((dir / "ext.onnx").string());
+  EXPECT_EQ(model_content_sha256((dir / "ext.onnx").string()), before);
+  std::string data;
+  {
+    std::ifstream f(saved.data_path, std::ios::binary);
+    data.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  ASSERT_FALSE(data.empty());
+  data[0] ^= 1;
+  write_file_atomically(saved.data_path, data);
+  EXPECT_NE(model_content_sha256((dir / "ext.onnx").string()), before);
+  // A model without external data: the hash of its bytes and nothing else.
+  const fs::path plain = write_model(linear_model(), dir);
+  EXPECT_EQ(model_content_sha256(plain.string()), model_content_sha256(plain.string()));
+  EXPECT_NE(model_content_sha256(plain.string()), before);
+}
+
 TEST(ArtifactCache, KeyChangesWithModelOptionsAndTarget) {
   CompileOptions o{.model = "m.onnx", .target = "x86-64"};
   const std::string base = compile_key("00", o);
@@ -211,6 +236,9 @@ TEST(ArtifactCache, KeyChangesWithModelOptionsAndTarget) {
   CompileOptions l = o;
   l.level = 1;
   EXPECT_NE(compile_key("00", l), base);
+  CompileOptions b = o;
+  b.backends = {"xnnpack", "cpu"};
+  EXPECT_NE(compile_key("00", b), base);
 }
 
 }  // namespace

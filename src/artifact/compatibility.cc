@@ -2,26 +2,11 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <cstdlib>
-
 #include "artifact/format/format.h"
-#include "artifact/targets.h"
 #include "support/error.h"
+#include "target/target.h"
 
 namespace kiln::artifact {
-
-namespace {
-
-// Why the host runs below its CPU's best, when a cap is set.
-std::string caps_in_force() {
-  std::string caps;
-  for (const char* env : {"KILN_CPU_ISA", "DNNL_MAX_CPU_ISA"})
-    if (const char* v = std::getenv(env); v && *v)
-      caps += fmt::format("{}{}={}", caps.empty() ? "" : ", ", env, v);
-  return caps.empty() ? "" : " (capped by " + caps + ")";
-}
-
-}  // namespace
 
 std::string onednn_version() {
   const dnnl_version_t* v = dnnl_version();
@@ -47,11 +32,7 @@ Compatibility check_compatibility(const Manifest& m) {
   if (m.kiln_version != kiln_version())
     return unsupported(fmt::format("compiled by kiln {}, this is kiln {}", m.kiln_version,
                                    kiln_version()));
-#if defined(__x86_64__)
-  constexpr const char* kArch = "x86_64";
-#else
-  constexpr const char* kArch = "aarch64";
-#endif
+  const std::string_view kArch = host_arch();
   if (m.target_arch != kArch)
     return unsupported(fmt::format("compiled for {} ({}), this machine is {}{}", m.target,
                                    m.target_arch, kArch,
@@ -61,12 +42,9 @@ Compatibility check_compatibility(const Manifest& m) {
     if (row.name == m.target) t = &row;
   if (!t) return unsupported(fmt::format("compiled for target '{}', which this kiln does not know", m.target));
   const int host = host_level();
-  if (t->level > host) {
-    std::string features;
-    for (const auto& f : m.required_features) features += (features.empty() ? "" : ",") + f;
+  if (t->level > host)
     return unsupported(fmt::format("compiled for {}, which needs {}; this CPU runs {}{}", t->name,
-                                   features, native.name, caps_in_force()));
-  }
+                                   fmt::join(missing_on_host(*t), ","), native.name, isa_caps_in_force()));
   if (t->level < host)
     return {Fit::kSuboptimal,
             fmt::format("compiled for {}, this CPU runs {}: its wider kernels stay unused; "

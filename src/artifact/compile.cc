@@ -12,8 +12,7 @@
 #include "artifact/format/graph_codec.h"
 #include "artifact/measure.h"
 #include "artifact/packed_weights.h"
-#include "support/sha256.h"
-#include "artifact/targets.h"
+#include "artifact/placement.h"
 #include "engine/compiled_model.h"
 #include "engine/qdq_pattern.h"
 #include "ir/walk.h"
@@ -21,8 +20,11 @@
 #include "ops/infer.h"
 #include "opt/pipeline.h"
 #include "runtime/input_dims.h"
+#include "runtime/random_inputs.h"
 #include "runtime/session.h"
 #include "support/error.h"
+#include "support/sha256.h"
+#include "target/target.h"
 
 namespace kiln::artifact {
 
@@ -100,7 +102,27 @@ std::vector<std::vector<std::vector<int64_t>>> planned_signatures(
   return out;
 }
 
+// The input dims the placement is made for: the first planned signature, else the inputs' dims
+// with every symbolic one 1 (as kiln analyze does without --dim).
+std::vector<std::vector<int64_t>> placement_signature(const std::vector<const Value*>& inputs,
+                                                      const std::vector<std::vector<std::vector<int64_t>>>& planned) {
+  if (!planned.empty()) return planned.front();
+  std::vector<std::vector<int64_t>> sig;
+  for (const Value* v : inputs) sig.push_back(concrete_dims(*v, RandomInputOptions{}));
+  return sig;
+}
+
 }  // namespace
+
+std::string model_content_sha256(const std::string& model_path) {
+  const std::string bytes = read_file(model_path);
+  const std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
+  Sha256 h;
+  h.update(bytes);
+  for (const std::filesystem::path& f : external_data_files(bytes, dir.empty() ? "." : dir))
+    h.update(fmt::format("\nexternal {} {}", f.filename().string(), sha256_hex(read_file(f.string()))));
+  return h.hex();
+}
 
 std::string compile_key(const std::string& model_sha256, const CompileOptions& o) {
   Sha256 h;
@@ -109,6 +131,7 @@ std::string compile_key(const std::string& model_sha256, const CompileOptions& o
                        model_sha256, find_target(o.target).name, o.level, o.passes,
                        o.strict_shapes, o.allow_newer_opset));
   for (const auto& s : o.shapes) h.update("shapes " + s + "\n");
+  h.update(fmt::format("backends {} strict {}\n", fmt::join(o.backends, ","), o.strict_backends));
   return h.hex();
 }
 
@@ -124,10 +147,7 @@ CompileResult compile(const CompileOptions& o) {
   const std::string bytes = read_file(o.model);
   const std::string model_sha = sha256_hex(bytes);
   const auto dir = std::filesystem::path(o.model).parent_path();
-  r.runs_here = target.arch == "x86_64" && target.level <= host_level();
-#if !defined(__x86_64__)
-  r.runs_here = false;
-#endif
+  r.runs_here = missing_on_host(target).empty();
   // The caps before any oneDNN primitive exists: the plans, the packing and the measurement are
   // the target's.
   if (r.runs_here)
@@ -141,16 +161,25 @@ CompileResult compile(const CompileOptions& o) {
   if (engine::dedicate_dequantize(*m.graph) > 0) infer_shapes(m);
   const int nodes_after = count_nodes(*m.graph);
 
-  engine::CompiledModel cm(std::move(m), {.threads = o.threads, .allow_newer_opset = o.allow_newer_opset},
-                           engine::CompiledModel::Prepared{});
+  std::vector<const Value*> inputs;  // the fed inputs, as the CompiledModel will have them
+  for (const Value* v : m.graph->inputs)
+    if (!v->is_constant()) inputs.push_back(v);
   for (const DimProfile& p : profiles) {
-    const auto names = symbolic_input_dims(cm.inputs());
+    const auto names = symbolic_input_dims(inputs);
     KILN_CHECK(std::find(names.begin(), names.end(), p.dim) != names.end(), ErrorKind::kBadInput,
                "--shapes {}: the model's inputs have no dim '{}' (they have: {})", p.to_string(),
                p.dim, names.empty() ? "none symbolic" : fmt::format("{}", fmt::join(names, ", ")));
   }
   Manifest mf;
-  mf.planned_signatures = planned_signatures(cm.inputs(), profiles, r.notes);
+  mf.planned_signatures = planned_signatures(inputs, profiles, r.notes);
+  // The placement on the graph as the loader will read it (the engine's preparation adds nothing).
+  PlacementRecord placed = place_for_artifact(
+      m, placement_signature(inputs, mf.planned_signatures), target,
+      {.backends = o.backends, .strict = o.strict_backends, .compile = r.runs_here, .threads = o.threads});
+  r.notes.insert(r.notes.end(), placed.notes.begin(), placed.notes.end());
+
+  engine::CompiledModel cm(std::move(m), {.threads = o.threads, .allow_newer_opset = o.allow_newer_opset},
+                           engine::CompiledModel::Prepared{});
   const auto plan_t0 = Clock::now();
   if (r.runs_here)
     for (const auto& sig : mf.planned_signatures) cm.prepare(sig);
@@ -177,15 +206,15 @@ CompileResult compile(const CompileOptions& o) {
   j["kiln_build"] = kiln_build_id();
   j["target"] = {{"summary", target.summary}, {"kernel_isa", target.kernel_isa},
                  {"onednn_isa", target.onednn_isa}};
-  j["backends"] = nlohmann::json::array(
-      {{{"name", "cpu"}, {"version", "kiln " + std::string(kiln_version()) + ", oneDNN " + onednn_version()},
-        {"nodes", nodes_after}}});
-  j["placement"] = {{"cpu", "every node"}};
+  j["backends"] = std::move(placed.backends);
+  j["placement"] = std::move(placed.placement);
+  j["predicted"] = std::move(placed.predicted);
   j["model"] = {{"file", std::filesystem::path(o.model).filename().string()}, {"sha256", model_sha},
                 {"bytes", bytes.size()}, {"nodes", nodes_before}, {"nodes_optimized", nodes_after},
                 {"inputs", values_json(cm.inputs())}, {"outputs", values_json(cm.outputs())}};
   j["options"] = {{"optimize_level", o.level}, {"passes", o.passes}, {"shapes", o.shapes},
-                  {"strict_shapes", o.strict_shapes}, {"threads", o.threads}, {"seed", o.seed}};
+                  {"strict_shapes", o.strict_shapes}, {"threads", o.threads}, {"seed", o.seed},
+                  {"backends", o.backends}, {"strict_backends", o.strict_backends}};
   j["pipeline"] = target_pipeline(target, passes);
   j["optimizer"] = {{"rounds", optimized.rounds}, {"ms", optimized.ms}};
   j["packed_weights"] = {{"entries", packed.entries}, {"bytes", packed.bytes},

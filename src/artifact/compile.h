@@ -24,6 +24,8 @@ struct CompileOptions {
   bool allow_newer_opset = false;
   int measure_runs = 10;             // timed runs of each side when the target runs here; 0: none
   uint64_t seed = 0;                 // the random inputs' seed
+  std::vector<std::string> backends; // in order of preference; empty: the target's (target.h)
+  bool strict_backends = false;      // refuse any fallback off the first backend
 };
 
 struct CompileResult {
@@ -35,8 +37,12 @@ struct CompileResult {
 
 CompileResult compile(const CompileOptions& o);
 
-// What the cache keys an artifact by: the model's bytes, the options that change the artifact,
-// the target and this kiln (version and build).
+// The sha256 of what the model is: its bytes and every external data file it names (name and
+// bytes), so that new weights beside an unchanged .onnx are a new model.
+std::string model_content_sha256(const std::string& model_path);
+
+// What the cache keys an artifact by: the model's content (model_content_sha256), the options
+// that change the artifact, the target and this kiln (version and build).
 std::string compile_key(const std::string& model_sha256, const CompileOptions& o);
 
 }  // namespace kiln::artifact

@@ -93,6 +93,7 @@ Analysis analyze(const engine::GraphFacts& facts, const std::string& model_name,
     t.plan = partition_graph(facts, r.backends, t.target, {.compile = t.compiled});
     t.ops = op_placements(t.plan);
     recommend(facts, t);
+    t.predicted = predict_latency(facts, target_peaks(t.target, threads));
     a.targets.push_back(std::move(t));
   }
   return a;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/latency_model.h"
 #include "backend/partitioner.h"
 
 namespace kiln::backend {
@@ -31,6 +32,7 @@ struct TargetAnalysis {
   std::vector<OpPlacement> ops;              // by node count, descending
   std::vector<std::string> recommended;      // backend order
   std::string recommended_why;
+  LatencyPrediction predicted;               // the roofline bound on the target's peaks
 };
 
 struct Analysis {

@@ -100,8 +100,9 @@ std::string analysis_text(const Analysis& a) {
   for (const auto& [name, v] : a.backend_versions) s += fmt::format("backend    {}: {}\n", name, v);
   for (const std::string& m : a.missing_backends) s += fmt::format("missing    {}\n", m);
   for (const TargetAnalysis& t : a.targets) {
-    s += fmt::format("\ntarget {} ({}{}): order {}\n", t.target.name, t.target.description,
-                     t.missing_on_host.empty() ? ", runs here" : ", not here: lacks " + join(t.missing_on_host),
+    s += fmt::format("\ntarget {} ({}{}): order {}\n", t.target.name,
+                     t.target.name == native_target().name ? "this machine, " : "",
+                     t.missing_on_host.empty() ? "runs here" : "not here: lacks " + join(t.missing_on_host),
                      join([&] {
                        std::vector<std::string> v;
                        for (const auto& b : t.plan.backends) v.push_back(b->name());
@@ -117,6 +118,7 @@ std::string analysis_text(const Analysis& a) {
       s += fmt::format("  fallback   {} gave back {} nodes (first {}): {}\n", f.backend, f.nodes.size(),
                        node_label(*f.nodes.front()), f.reason);
     s += fmt::format("  recommended order {}: {}\n", join(t.recommended), t.recommended_why);
+    s += fmt::format("  predicted  {}\n", prediction_text(t.predicted));
   }
   return s;
 }
@@ -133,6 +135,7 @@ nlohmann::json analysis_json(const Analysis& a) {
   for (const TargetAnalysis& t : a.targets) {
     nlohmann::json tj;
     tj["name"] = t.target.name;
+    tj["native"] = t.target.name == native_target().name;  // this machine's row
     tj["arch"] = t.target.arch;
     tj["features"] = t.target.features;
     tj["runs_here"] = t.missing_on_host.empty();
@@ -157,6 +160,7 @@ nlohmann::json analysis_json(const Analysis& a) {
       tj["fallbacks"].push_back({{"backend", f.backend}, {"nodes", f.nodes.size()}, {"reason", f.reason}});
     tj["boundary_copies"] = t.plan.boundary_copies;
     tj["recommended"] = {{"order", t.recommended}, {"why", t.recommended_why}};
+    tj["predicted"] = prediction_json(t.predicted);
     for (size_t i = 0; i < t.plan.nodes.size(); ++i) {
       const Node& n = *t.plan.nodes[i];
       nlohmann::json nj{{"node", node_label(n)}, {"op", n.op_type}};
@@ -182,9 +186,9 @@ std::string analysis_html(const Analysis& a) {
   page.facts(facts);
   for (const TargetAnalysis& t : a.targets) {
     page.heading("Target " + t.target.name);
-    page.paragraph(fmt::format("{}; {}. Recommended order: {} ({}).", t.target.description,
+    page.paragraph(fmt::format("{}; {}. Recommended order: {} ({}). Predicted latency: {}.", t.target.summary,
                                t.missing_on_host.empty() ? "runs here" : "does not run here (lacks " + join(t.missing_on_host) + ")",
-                               join(t.recommended), t.recommended_why));
+                               join(t.recommended), t.recommended_why, prediction_text(t.predicted)));
     page.figure(graph_svg(t.plan), "every node that runs, in graph order, colored by the backend that runs it");
     HtmlTable ops{.header = {"op", "nodes", "placed", "why not on the earlier backends"}, .numeric = {false, true}};
     for (const OpPlacement& o : t.ops) {

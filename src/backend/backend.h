@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/target.h"
 #include "engine/graph_facts.h"
 #include "ir/tensor.h"
+#include "target/target.h"
 
 namespace kiln::backend {
 

@@ -153,21 +153,6 @@ TEST(BackendClaims, CpuClaimsNativeKernelsAndSaysWhyNot) {
   EXPECT_EQ(plan.backends[plan.assigned[1]]->name(), "reference");
 }
 
-TEST(BackendTargets, TableAndNative) {
-  const Target v4 = find_target("x86-64-v4");
-  EXPECT_NE(std::find(v4.features.begin(), v4.features.end(), "avx512f"), v4.features.end());
-  EXPECT_EQ(find_target("aarch64-linux").backends.front(), "xnnpack");
-  EXPECT_EQ(missing_on_host(find_target("aarch64-linux")), std::vector<std::string>{"arch aarch64"});
-  EXPECT_TRUE(missing_on_host(find_target("x86-64")).empty());
-  EXPECT_TRUE(missing_on_host(native_target()).empty());
-  try {
-    find_target("riscv");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
-    EXPECT_NE(std::string(e.what()).find("x86-64-v3"), std::string::npos);
-  }
-}
 
 TEST(BackendRegistry, ListsAndMissingPlugins) {
   EXPECT_EQ(parse_backend_list("xnnpack,cpu"), (std::vector<std::string>{"xnnpack", "cpu"}));

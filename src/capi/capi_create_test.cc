@@ -182,13 +182,6 @@ TEST(CapiSession, FilesThatCannotBeReadAreIoErrors) {
   fs::remove_all(dir);
 }
 
-TEST(CapiSession, ArtifactsAreRecognizedAndNotYetRun) {
-  const std::string bytes = "KILN\x01\x00\x00\x00 an artifact";
-  kiln_session* s = nullptr;
-  EXPECT_EQ(kiln_session_create_from_memory(bytes.data(), bytes.size(), nullptr, &s), KILN_ERROR_UNSUPPORTED);
-  EXPECT_NE(last().find("compiled kiln artifact"), std::string::npos) << last();
-}
-
 // Hostile files, as tests/hostile's corpus has them: each a status and one line, never a crash.
 TEST(CapiSession, HostileModelsAreBadModels) {
   const fs::path dir = temp_dir("hostile");

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "artifact/artifact.h"
 #include "engine/compiled_model.h"
 #include "engine/engine_options.h"
 #include "kiln/kiln.h"
@@ -28,7 +29,11 @@ struct kiln_tensor_info {
 };
 
 struct kiln_session {
-  std::unique_ptr<kiln::engine::CompiledModel> model;
+  // An ONNX model's session owns its CompiledModel; an artifact's, the artifact (its mapping and
+  // the CompiledModel made from it). `model` is the one that runs, either way.
+  std::unique_ptr<kiln::engine::CompiledModel> onnx_model;
+  std::unique_ptr<kiln::artifact::Artifact> artifact;
+  kiln::engine::CompiledModel* model = nullptr;
   std::vector<kiln_tensor_info> inputs;
   std::vector<kiln_tensor_info> outputs;
 };

@@ -45,6 +45,12 @@ const kiln::Tensor& result_tensor(const kiln::RtValue& v, size_t i, const kiln_t
   return v.tensor;
 }
 
+// The run itself: an artifact compiled with --strict-shapes refuses dims outside its profiles.
+std::vector<kiln::RtValue> run_session(kiln_session& s, const kiln::capi::Feeds& feeds) {
+  if (s.artifact) s.artifact->check_shapes(feeds.values);
+  return s.model->run(feeds.values);
+}
+
 void check_output_count(const kiln_session& s, size_t count) {
   if (count != s.outputs.size())
     refuse(KILN_ERROR_INVALID_ARGUMENT, "output_count {}, the model has {} outputs", count, s.outputs.size());
@@ -114,7 +120,7 @@ kiln_status kiln_session_run(kiln_session* session, const kiln_tensor* inputs, s
         refuse(KILN_ERROR_UNSUPPORTED, "{} is not a tensor: the C API returns tensors only", where(i, info));
       if (planned[i]) check_buffer(outputs[i], i, info, static_cast<kiln::DataType>(info.dtype), *planned[i]);
     }
-    const std::vector<kiln::RtValue> results = session->model->run(feeds.values);
+    const std::vector<kiln::RtValue> results = run_session(*session, feeds);
     for (size_t i = 0; i < output_count; ++i) {
       if (outputs[i].data == nullptr) continue;
       const kiln::Tensor& t = result_tensor(results[i], i, session->outputs[i]);
@@ -135,7 +141,7 @@ kiln_status kiln_session_run_alloc(kiln_session* session, const kiln_tensor* inp
     check_output_count(*session, output_count);
     if (output_count > 0) require(outputs, "outputs");
     const kiln::capi::Feeds feeds = kiln::capi::make_feeds(*session, inputs, input_count, false);
-    const std::vector<kiln::RtValue> results = session->model->run(feeds.values);
+    const std::vector<kiln::RtValue> results = run_session(*session, feeds);
     for (size_t i = 0; i < output_count; ++i) result_tensor(results[i], i, session->outputs[i]);
     // Each output is copied into a block of its own, which outlives the session: results may
     // share bytes with the inputs, the model's constants or each other.

@@ -1,7 +1,10 @@
 // kiln_session_*: creating a session from a file or from memory, and describing its inputs and
 // outputs (include/kiln/kiln.h).
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -55,14 +58,35 @@ void fix_dims(kiln::Model& m, const kiln_options& opts) {
     }
 }
 
+kiln_session* describe(std::unique_ptr<kiln_session> session) {
+  for (const kiln::Value* v : session->model->inputs()) session->inputs.push_back(info_of(*v));
+  for (const kiln::Value* v : session->model->outputs()) session->outputs.push_back(info_of(*v));
+  return session.release();
+}
+
 kiln_session* make_session(kiln::Model model, const kiln_options* options) {
   const kiln_options opts = options ? *options : kiln_options{};
   fix_dims(model, opts);
   auto session = std::make_unique<kiln_session>();
-  session->model = std::make_unique<kiln::engine::CompiledModel>(std::move(model), opts.engine);
-  for (const kiln::Value* v : session->model->inputs()) session->inputs.push_back(info_of(*v));
-  for (const kiln::Value* v : session->model->outputs()) session->outputs.push_back(info_of(*v));
-  return session.release();
+  session->onnx_model = std::make_unique<kiln::engine::CompiledModel>(std::move(model), opts.engine);
+  session->model = session->onnx_model.get();
+  return describe(std::move(session));
+}
+
+// A compiled artifact: compatibility checked first, its graph read, pre-packed weights taken, its
+// declared shapes planned (src/artifact/artifact.h). Its shapes were declared at compile.
+kiln_session* make_artifact_session(const std::function<std::unique_ptr<kiln::artifact::Artifact>(
+                                        const kiln::artifact::LoadOptions&)>& open,
+                                    const kiln_options* options) {
+  const kiln_options opts = options ? *options : kiln_options{};
+  if (!opts.fixed_dims.empty())
+    refuse(KILN_ERROR_INVALID_ARGUMENT,
+           "kiln_options_set_dim('{}') on a compiled artifact: its shapes were declared when it was compiled "
+           "(kiln compile --shapes)", opts.fixed_dims.front().first);
+  auto session = std::make_unique<kiln_session>();
+  session->artifact = open({.engine = opts.engine, .quiet = true});
+  session->model = &session->artifact->model();
+  return describe(std::move(session));
 }
 
 // The first bytes of the file at `path`: KILN_ERROR_IO when it cannot be read.
@@ -79,12 +103,6 @@ std::string file_head(const fs::path& path) {
   return head;
 }
 
-void refuse_artifact(const std::string& where) {
-  refuse(KILN_ERROR_UNSUPPORTED,
-         "{} is a compiled kiln artifact; this release of libkiln runs ONNX models only (the .onnx it was compiled from)",
-         where);
-}
-
 }  // namespace
 
 extern "C" {
@@ -95,8 +113,11 @@ kiln_status kiln_session_create(const char* path, const kiln_options* options, k
     *out = nullptr;
     require(path, "path");
     const fs::path p(path);
-    if (kiln::capi::detect_format(file_head(p)) == kiln::capi::ModelFormat::kArtifact)
-      refuse_artifact("'" + p.string() + "'");
+    if (kiln::capi::detect_format(file_head(p)) == kiln::capi::ModelFormat::kArtifact) {
+      *out = make_artifact_session([&](const auto& load) { return kiln::artifact::Artifact::open(p, load); },
+                                   options);
+      return;
+    }
     *out = make_session(kiln::load_model(p), options);
   });
 }
@@ -109,8 +130,20 @@ kiln_status kiln_session_create_from_memory(const void* data, size_t size, const
     if (size > 0) require(data, "data");
     const std::string_view bytes(static_cast<const char*>(data), size);
     if (kiln::capi::detect_format(bytes.substr(0, kiln::capi::kFormatHeadBytes)) ==
-        kiln::capi::ModelFormat::kArtifact)
-      refuse_artifact("the buffer");
+        kiln::capi::ModelFormat::kArtifact) {
+      // Copied into a 64-byte aligned block the session keeps, as a mapped file would be: the
+      // weights are views into it and the caller may free its buffer after the call.
+      std::shared_ptr<void> block(std::aligned_alloc(64, (size + 63) / 64 * 64), std::free);
+      if (!block) refuse(KILN_ERROR_RUNTIME, "out of memory for a {}-byte artifact", size);
+      std::memcpy(block.get(), data, size);
+      *out = make_artifact_session(
+          [&](const auto& load) {
+            return kiln::artifact::Artifact::from_bytes({static_cast<const uint8_t*>(block.get()), size}, block,
+                                                        "the buffer", load);
+          },
+          options);
+      return;
+    }
     const fs::path dir = options && !options->external_data_dir.empty() ? fs::path(options->external_data_dir)
                                                                          : fs::current_path();
     *out = make_session(kiln::load_model_from_bytes(bytes, dir), options);

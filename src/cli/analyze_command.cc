@@ -14,6 +14,7 @@
 #include "runtime/session.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "target/target.h"
 
 namespace kiln::cli {
 
@@ -39,7 +40,7 @@ std::vector<std::string> split_list(const std::string& s, const char* what) {
 
 int run_analyze(const AnalyzeArgs& a) {
   const std::vector<std::string> targets = split_list(a.targets, "--targets");
-  for (const std::string& t : targets) backend::find_target(t);  // a bad name fails before the load
+  for (const std::string& t : targets) find_target(t);  // a bad name fails before the load
   const std::vector<std::string> backends =
       a.backends.empty() ? std::vector<std::string>{} : backend::parse_backend_list(a.backends);
   Model model = load_model(a.model);

@@ -1,4 +1,5 @@
 // kiln compile: an .onnx model into an artifact for a target (src/artifact, docs/artifact.md).
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -7,12 +8,12 @@
 
 #include "artifact/cache.h"
 #include "artifact/compile.h"
-#include "support/sha256.h"
-#include "artifact/targets.h"
+#include "backend/registry.h"
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "target/target.h"
 
 namespace kiln::cli {
 
@@ -22,6 +23,7 @@ struct CompileArgs {
   artifact::CompileOptions compile;
   std::string out, cache, cache_size = "2G";
   bool json = false, list = false;
+  BackendFlags placement;
 };
 
 std::string read_all(const std::string& path) {
@@ -42,6 +44,9 @@ void print_summary(const artifact::Manifest& m, const std::string& out, size_t b
                            j["target"]["kernel_isa"].get<std::string>(),
                            j["target"]["onednn_isa"].get<std::string>());
   std::cout << fmt::format("  pipeline   {}\n", pipeline);
+  if (j.contains("placement") && j["placement"].is_object())
+    std::cout << fmt::format("  placement  {}{}\n", j["placement"].value("summary", ""),
+                             j["placement"].value("compiled", true) ? "" : " (claims only)");
   std::cout << fmt::format("  graph      {} nodes -> {}; {} plans made ahead; {} weights pre-packed "
                            "({:.1f} MB)\n",
                            j["model"]["nodes"].get<int>(), j["model"]["nodes_optimized"].get<int>(),
@@ -51,6 +56,16 @@ void print_summary(const artifact::Manifest& m, const std::string& out, size_t b
     std::string p;
     for (const auto& d : m.profiles) p += (p.empty() ? "" : " ") + d.to_string();
     std::cout << fmt::format("  shapes     {}{}\n", p, m.strict_shapes ? " (strict)" : "");
+  }
+  if (j.contains("predicted") && j["predicted"].is_object()) {
+    const auto& p = j["predicted"];
+    std::cout << fmt::format("  predicted  {:.3g} ms, the roofline bound ({:.0f} GFLOP/s, {:.0f} GB/s {}){}\n",
+                             p.value("ms", 0.0), p.value("gflops", 0.0), p.value("gbps", 0.0),
+                             p.value("peaks", ""),
+                             j.contains("measured") ? fmt::format("; measured p50 {:.2f}x it",
+                                                                  j["measured"].value("artifact_p50_ms", 0.0) /
+                                                                      std::max(p.value("ms", 0.0), 1e-9))
+                                                    : "");
   }
   if (j.contains("measured")) {
     const auto& x = j["measured"];
@@ -63,19 +78,21 @@ void print_summary(const artifact::Manifest& m, const std::string& out, size_t b
   }
 }
 
-int run_compile(const CompileArgs& a) {
+int run_compile(CompileArgs& a) {
   if (a.list) {
-    std::cout << artifact::describe_targets();
+    std::cout << describe_targets();
     return 0;
   }
   KILN_CHECK(!a.compile.model.empty() && !a.out.empty(), ErrorKind::kBadInput,
              "kiln compile needs MODEL and -o OUT.kiln");
-  artifact::find_target(a.compile.target);  // a bad target fails before any work
+  find_target(a.compile.target);  // a bad target or backend list fails before any work
+  if (!a.placement.backends.empty()) a.compile.backends = backend::parse_backend_list(a.placement.backends);
+  a.compile.strict_backends = a.placement.strict;
   std::optional<artifact::ArtifactCache> cache;
   std::string key;
   if (!a.cache.empty()) {
     cache.emplace(a.cache, artifact::parse_size(a.cache_size));
-    key = artifact::compile_key(sha256_hex(read_all(a.compile.model)), a.compile);
+    key = artifact::compile_key(artifact::model_content_sha256(a.compile.model), a.compile);
     if (auto hit = cache->lookup(key)) {
       write_file_atomically(a.out, read_all(hit->string()));
       if (a.json) {
@@ -138,6 +155,7 @@ Action add_compile(CLI::App& app) {
   app.add_option("--cache-size", a->cache_size, "The cache's size limit (default 2G): the least "
                                                 "recently used artifacts go first");
   add_allow_newer_opset(app, a->compile.allow_newer_opset);
+  add_backend_flags(app, a->placement);
   app.add_flag("--json", a->json, "Print the manifest as one JSON object");
   app.add_flag("--list-targets", a->list, "Print the target table and exit");
   return [a]() { return run_compile(*a); };

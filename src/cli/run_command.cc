@@ -55,7 +55,7 @@ void add_backend_flags(CLI::App& app, BackendFlags& flags) {
                  "Backends in order of preference, e.g. xnnpack,cpu (kiln analyze shows the placement); "
                  "cpu and reference take what the listed ones do not");
   app.add_flag("--strict", flags.strict,
-               "With --backends: refuse any fallback (a node off the first backend, a failed compile), "
+               "Refuse any fallback (a node off the first backend, a failed compile), "
                "naming every such node");
 }
 

@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/unknown_field_set.h>
 
+#include <algorithm>
 #include <climits>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,6 +14,7 @@
 #include "onnx/tensor_proto.h"
 #include "support/error.h"
 #include "support/limits.h"
+#include "support/mapped_file.h"
 
 namespace kiln {
 
@@ -472,6 +474,68 @@ Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path&
   check_signatures(m);  // on the nodes as the file wrote them
   normalize_opsets(m);
   return m;
+}
+
+namespace {
+
+void external_locations(const onnx::TensorProto& t, std::vector<std::string>& out) {
+  if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
+  for (const auto& kv : t.external_data())
+    if (kv.key() == "location") out.push_back(kv.value());
+}
+
+void external_locations(const onnx::GraphProto& g, std::vector<std::string>& out);
+
+void external_locations(const onnx::NodeProto& n, std::vector<std::string>& out) {
+  for (const auto& a : n.attribute()) {
+    if (a.has_t()) external_locations(a.t(), out);
+    for (const auto& t : a.tensors()) external_locations(t, out);
+    if (a.has_sparse_tensor()) {
+      external_locations(a.sparse_tensor().values(), out);
+      external_locations(a.sparse_tensor().indices(), out);
+    }
+    if (a.has_g()) external_locations(a.g(), out);
+    for (const auto& g : a.graphs()) external_locations(g, out);
+  }
+}
+
+void external_locations(const onnx::GraphProto& g, std::vector<std::string>& out) {
+  for (const auto& t : g.initializer()) external_locations(t, out);
+  for (const auto& s : g.sparse_initializer()) {
+    external_locations(s.values(), out);
+    external_locations(s.indices(), out);
+  }
+  for (const auto& n : g.node()) external_locations(n, out);
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> external_data_files(std::string_view bytes, const std::filesystem::path& dir) {
+  KILN_CHECK(bytes.size() < size_t(INT_MAX), ErrorKind::kBadModel,
+             "model file is {} bytes: above 2 GB, weights must be in external data", bytes.size());
+  onnx::ModelProto mp;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(limits::kMaxGraphNesting * 4);
+  KILN_CHECK(mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage(), ErrorKind::kBadModel,
+             "not a valid ONNX model (protobuf parse failed: truncated, corrupt or nested too deep)");
+  std::vector<std::string> names;
+  external_locations(mp.graph(), names);
+  for (const auto& f : mp.functions())
+    for (const auto& n : f.node()) external_locations(n, names);
+  std::vector<std::filesystem::path> files;
+  for (const std::string& name : names) {
+    try {
+      std::filesystem::path p = safe_external_path(dir, name);
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(p, ec)) files.push_back(std::move(p));
+    } catch (const Error&) {
+      // Leaves the folder or is malformed: the loader says so when the model is loaded.
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
 }
 
 Model load_model(const std::filesystem::path& path) {

@@ -4,7 +4,10 @@ the same seeded inputs (tools/models/make_inputs.py writes input_N.pb; this scri
 bytes for run_model), both ways of running through the C API (into the caller's buffers, and
 kiln_session_run_alloc), every output equal to kiln run's output_N.pb.
 
-    tests/capi/example_vs_kiln_run.py KILN RUN_MODEL MODEL WORKDIR [make_inputs.py flags...]
+    tests/capi/example_vs_kiln_run.py KILN RUN_MODEL MODEL WORKDIR [--artifact] [make_inputs.py flags...]
+
+With --artifact, MODEL is compiled first (kiln compile --target native, the inputs' dims declared
+as --shapes) and run_model runs the artifact; kiln run's outputs on the .onnx are the reference.
 
 Exits 1 on a difference, printing each output's largest difference either way.
 """
@@ -41,12 +44,23 @@ def numbered(folder, prefix):
 def main():
     kiln, run_model, model, work = sys.argv[1:5]
     make_flags = sys.argv[5:]
+    as_artifact = "--artifact" in make_flags
+    make_flags = [f for f in make_flags if f != "--artifact"]
     name = os.path.splitext(os.path.basename(model))[0]
     inputs, ref = os.path.join(work, "inputs"), os.path.join(work, "kiln_run")
     os.makedirs(ref, exist_ok=True)
     run(["/usr/bin/python3", os.path.join(ROOT, "tools/models/make_inputs.py"), model, inputs] + make_flags)
     run([kiln, "run", model, "--inputs", inputs, "--outputs", ref])
-    args = [run_model, model]
+    runs = model
+    if as_artifact:
+        runs = os.path.join(work, name + ".kiln")
+        shapes = []  # each --dim NAME=V the inputs were made with, declared
+        for flag, value in zip(make_flags, make_flags[1:]):
+            if flag == "--dim":
+                shapes += ["--shapes", value]
+        run([kiln, "compile", model, "--target", "native", "-o", runs, "--runs", "0"] + shapes)
+        name += ".kiln"
+    args = [run_model, runs]
     for i, pb in enumerate(numbered(inputs, "input")):
         a = read_pb(pb)
         raw = os.path.join(work, f"input_{i}.raw")

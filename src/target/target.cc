@@ -1,4 +1,4 @@
-#include "artifact/targets.h"
+#include "target/target.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -8,19 +8,31 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "engine/cpu/cpu_features.h"
 #include "support/error.h"
 
-namespace kiln::artifact {
+namespace kiln {
 
 namespace {
 
-// What each level adds to the one below, in the names cpuid and /proc/cpuinfo use.
+// The x86-64 psABI levels, each with what the one below has (GCC's feature names).
 const std::vector<std::string> kV1 = {"sse2"};
-const std::vector<std::string> kV3 = {"sse2", "avx", "avx2", "fma", "bmi2"};
-const std::vector<std::string> kV4 = {"sse2", "avx", "avx2", "fma", "bmi2", "avx512f", "avx512bw",
-                                      "avx512dq", "avx512vl"};
+const std::vector<std::string> kV3 = {"sse2", "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "avx",
+                                      "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe"};
+std::vector<std::string> v4_features() {
+  std::vector<std::string> f = kV3;
+  for (const char* x : {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}) f.push_back(x);
+  return f;
+}
+
 const std::vector<std::string> kStages = {"engine:dedicate-dequantize", "engine:lower",
                                           "engine:plan-profiles", "engine:prepack-weights"};
+
+// kiln's engine first: on x86 its oneDNN convolutions and own kernels are the tuned path, XNNPACK
+// takes what it does not. On aarch64 too, as kiln's aarch64 runtime is its engine (NEON kernels and
+// oneDNN's aarch64 build) and the XNNPACK plugin is not cross-built (--backends xnnpack,cpu asks
+// for it where it is).
+const std::vector<std::string> kBackends = {"cpu", "xnnpack", "reference"};
 
 // The level oneDNN will run at, from the CPU's features and DNNL_MAX_CPU_ISA, without asking
 // oneDNN: reading its effective ISA fixes it, after which set_max_cpu_isa fails.
@@ -49,18 +61,27 @@ int level_of_kiln(cpu::Isa isa) {
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> t = {
-      {"x86-64", "x86_64", 1, kV1, "scalar", "sse41", kStages,
+      {"x86-64", "x86_64", 1, kV1, "scalar", "sse41", kStages, kBackends,
        "baseline x86-64 (SSE2): any x86-64 CPU; kiln's plain C++ kernels, oneDNN up to SSE4.1"},
-      {"x86-64-v3", "x86_64", 3, kV3, "avx2", "avx2", kStages,
+      {"x86-64-v3", "x86_64", 3, kV3, "avx2", "avx2", kStages, kBackends,
        "AVX2 + FMA (Haswell, Zen 1 and later): kiln's AVX2 kernels, oneDNN up to AVX2"},
-      {"x86-64-v4", "x86_64", 4, kV4, "avx512", "avx512_core_amx", kStages,
-       "AVX-512 F/BW/DQ/VL (Skylake-SP, Zen 4 and later): kiln's AVX-512 kernels, oneDNN with "
+      {"x86-64-v4", "x86_64", 4, v4_features(), "avx512", "avx512_core_amx", kStages, kBackends,
+       "AVX-512 F/BW/CD/DQ/VL (Skylake-SP, Zen 4 and later): kiln's AVX-512 kernels, oneDNN with "
        "AVX-512 (VNNI, BF16, AMX where the CPU has them)"},
-      {"aarch64-linux", "aarch64", 0, {"neon"}, "neon", "none", kStages,
-       "64-bit Arm Linux (NEON): the artifact is written; its runtime is later work, so it runs "
-       "nowhere yet"},
+      {"aarch64-linux", "aarch64", 0, {"neon"}, "neon", "default", kStages, kBackends,
+       "64-bit Arm Linux (NEON): the optimized graph and its weights, planned at load"},
   };
   return t;
+}
+
+std::string_view host_arch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
 }
 
 int host_level() {
@@ -73,9 +94,12 @@ int host_level() {
 
 const Target& native_target() {
   const int level = host_level();
-  for (auto it = targets().rbegin(); it != targets().rend(); ++it)
-    if (it->arch == "x86_64" && it->level <= level) return *it;
-  return targets().back();
+  const Target* best = nullptr;
+  for (const Target& t : targets())
+    if (t.arch == host_arch() && t.level <= level && (!best || t.level > best->level)) best = &t;
+  KILN_CHECK(best != nullptr, ErrorKind::kUnsupported, "this machine ({}) is none of kiln's targets",
+             host_arch());
+  return *best;
 }
 
 const Target& find_target(std::string_view name) {
@@ -87,6 +111,24 @@ const Target& find_target(std::string_view name) {
   fail(ErrorKind::kBadInput, "unknown target '{}' (known: {}native)", name, known);
 }
 
+std::vector<std::string> missing_on_host(const Target& t) {
+  if (t.arch != host_arch()) return {"arch " + t.arch};
+  if (t.level <= host_level()) return {};
+  const std::vector<std::string>& have = native_target().features;
+  std::vector<std::string> missing;
+  for (const std::string& f : t.features)
+    if (std::find(have.begin(), have.end(), f) == have.end()) missing.push_back(f);
+  return missing;
+}
+
+std::string isa_caps_in_force() {
+  std::string caps;
+  for (const char* env : {"KILN_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+    if (const char* v = std::getenv(env); v && *v)
+      caps += fmt::format("{}{}={}", caps.empty() ? "" : ", ", env, v);
+  return caps.empty() ? "" : " (capped by " + caps + ")";
+}
+
 std::vector<std::string> target_pipeline(const Target& t, const std::vector<std::string>& passes) {
   std::vector<std::string> p = passes;
   p.insert(p.end(), t.stages.begin(), t.stages.end());
@@ -94,7 +136,7 @@ std::vector<std::string> target_pipeline(const Target& t, const std::vector<std:
 }
 
 std::string apply_isa_cap(const Target& t) {
-  if (t.arch != "x86_64") return "";
+  if (t.arch != "x86_64" || host_arch() != "x86_64") return "";
   std::string problems;
   const cpu::Isa want = t.kernel_isa == "avx512" ? cpu::Isa::kAvx512
                         : t.kernel_isa == "avx2" ? cpu::Isa::kAvx2
@@ -116,14 +158,14 @@ std::string apply_isa_cap(const Target& t) {
 std::string describe_targets() {
   std::string out;
   for (const Target& t : targets()) {
-    std::string features;
-    for (const auto& f : t.features) features += (features.empty() ? "" : ",") + f;
-    out += fmt::format("{:<14} needs {:<44} kernels {:<7} oneDNN {:<16} {}\n", t.name, features,
-                       t.kernel_isa, t.onednn_isa, t.summary);
+    const std::string features = fmt::format("{}", fmt::join(t.features, ","));
+    out += fmt::format("{:<14} kernels {:<7} oneDNN {:<16} backends {:<22} {}\n               needs {}\n",
+                       t.name, t.kernel_isa, t.onednn_isa, fmt::format("{}", fmt::join(t.backends, ",")),
+                       t.summary, features);
   }
   const Target& n = native_target();
-  out += fmt::format("{:<14} this machine: {}\n", "native", n.name);
+  out += fmt::format("{:<14} this machine: {}{}\n", "native", n.name, isa_caps_in_force());
   return out;
 }
 
-}  // namespace kiln::artifact
+}  // namespace kiln
