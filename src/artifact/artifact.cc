@@ -7,7 +7,6 @@
 #include "artifact/format/format.h"
 #include "artifact/format/graph_codec.h"
 #include "artifact/packed_weights.h"
-#include "artifact/placement.h"
 #include "engine/onednn/weight_cache.h"
 #include "ops/check.h"
 #include "runtime/session.h"
@@ -26,6 +25,13 @@ double ms_since(Clock::time_point t0) {
 }
 
 std::string dims_text(const std::vector<int64_t>& d) { return dims_to_string(d); }
+
+bool placed_outside_engine(const Manifest& m) {
+  const auto p = m.json.find("placement");
+  if (p == m.json.end() || !p->is_object()) return false;
+  const auto o = p->find("outside_engine");
+  return o != p->end() && o->is_boolean() && o->get<bool>();
+}
 
 }  // namespace
 
@@ -93,10 +99,14 @@ void Artifact::load(std::span<const uint8_t> bytes, std::shared_ptr<void> owner,
     });
   // The backends the compile placed nodes on, again (a --backends given to the command wins).
   engine::EngineOptions engine_opts = opts.engine;
-  if (!engine_opts.placement)
+  if (!engine_opts.placement && opts.recorded_placement) {
     engine_opts.placement = with_context("'" + what + "': ", [&] {
-      return artifact_placement(manifest_, engine_opts.threads);
+      return opts.recorded_placement(manifest_, engine_opts.threads);
     });
+  } else if (!engine_opts.placement && !opts.quiet && placed_outside_engine(manifest_)) {
+    std::cerr << "kiln: note: '" << what << "' was compiled with nodes placed on other backends; "
+              << "this runtime has kiln's engine only, which runs them\n";
+  }
   model_ = std::make_unique<engine::CompiledModel>(std::move(decoded.model), engine_opts,
                                                    engine::CompiledModel::Prepared{},
                                                    std::move(weights));
@@ -198,11 +208,13 @@ const LoadTimes* artifact_load_times(const engine::ModelRunner& r) {
 
 std::unique_ptr<engine::ModelRunner> open_artifact_runner(const std::filesystem::path& path,
                                                           engine::EngineKind kind,
-                                                          const engine::EngineOptions& opts) {
+                                                          const engine::EngineOptions& opts,
+                                                          PlacementFactory recorded_placement) {
   KILN_CHECK(kind == engine::EngineKind::kFast, ErrorKind::kBadInput,
              "'{}': an artifact runs on the fast engine (its plans): give --engine fast, or run the "
              ".onnx on the reference", path.string());
-  return std::make_unique<ArtifactRunner>(Artifact::open(path, {.engine = opts}));
+  return std::make_unique<ArtifactRunner>(
+      Artifact::open(path, {.engine = opts, .recorded_placement = std::move(recorded_placement)}));
 }
 
 }  // namespace kiln::artifact

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,8 +27,14 @@ struct LoadTimes {
   int reordered = 0;       // weights the plans reordered anyway
 };
 
+// Makes the engine's placement hook for the placement an artifact recorded (artifact/placement.h's
+// artifact_placement, over the backends); null makes the engine run every node. The loader itself
+// knows no backend, so the runtime alone (kiln-run) has none.
+using PlacementFactory = std::function<std::shared_ptr<engine::PlacementHook>(const Manifest&, int threads)>;
+
 struct LoadOptions {
   engine::EngineOptions engine;  // threads, allocation cap; optimize_level is ignored
+  PlacementFactory recorded_placement;  // unless engine.placement is given (--backends)
   bool plan_ahead = true;        // make the declared shapes' plans at load (else on first use)
   bool quiet = false;            // no note on stderr when it runs suboptimally
   bool verify_checksums = true;  // false only for the fuzz target (its mutations must get through)
@@ -78,7 +85,8 @@ bool is_artifact_file(const std::filesystem::path& path);
 // plans; `reference` is refused (the reference runs the .onnx).
 std::unique_ptr<engine::ModelRunner> open_artifact_runner(const std::filesystem::path& path,
                                                           engine::EngineKind kind,
-                                                          const engine::EngineOptions& opts);
+                                                          const engine::EngineOptions& opts,
+                                                          PlacementFactory recorded_placement = nullptr);
 
 // The load times of a runner open_artifact_runner made; null for any other runner.
 const LoadTimes* artifact_load_times(const engine::ModelRunner& r);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "artifact/artifact.h"
+#include "artifact/placement.h"
 #include "engine/compiled_model.h"
 #include "onnx/import.h"
 #include "runtime/compare.h"
@@ -48,7 +49,8 @@ nlohmann::json measure_artifact(const std::string& artifact, const std::string& 
   dnnl::set_primitive_cache_capacity(0);
   dnnl::set_primitive_cache_capacity(capacity);
   auto a = Artifact::from_bytes({static_cast<const uint8_t*>(buffer.get()), artifact.size()}, buffer,
-                                "the compiled artifact", {.engine = eopts, .quiet = true});
+                                "the compiled artifact",
+                                {.engine = eopts, .recorded_placement = artifact_placement, .quiet = true});
   const LoadTimes times = a->times();
 
   auto t0 = Clock::now();

@@ -14,6 +14,7 @@
 #include "backend/backend_test_util.h"
 #include "backend/registry.h"
 #include "onnx/export.h"
+#include "onnx/import.h"
 #include "runtime/session.h"
 
 namespace kiln::artifact {
@@ -43,7 +44,7 @@ std::unique_ptr<Artifact> load(const std::string& bytes) {
   std::shared_ptr<void> keep(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64), std::free);
   std::memcpy(keep.get(), bytes.data(), bytes.size());
   return Artifact::from_bytes({static_cast<const uint8_t*>(keep.get()), bytes.size()}, keep, "t.kiln",
-                              {.quiet = true});
+                              {.recorded_placement = artifact_placement, .quiet = true});
 }
 
 // A backend in the global registry for one test.

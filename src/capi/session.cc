@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "artifact/placement.h"
 #include "capi/handles.h"
 #include "capi/model_format.h"
 #include "capi/status.h"
@@ -84,7 +85,7 @@ kiln_session* make_artifact_session(const std::function<std::unique_ptr<kiln::ar
            "kiln_options_set_dim('{}') on a compiled artifact: its shapes were declared when it was compiled "
            "(kiln compile --shapes)", opts.fixed_dims.front().first);
   auto session = std::make_unique<kiln_session>();
-  session->artifact = open({.engine = opts.engine, .quiet = true});
+  session->artifact = open({.engine = opts.engine, .recorded_placement = kiln::artifact::artifact_placement, .quiet = true});
   session->model = &session->artifact->model();
   return describe(std::move(session));
 }

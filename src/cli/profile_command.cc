@@ -50,7 +50,8 @@ MeasuredProfile measure_profile(const ProfileRequest& q) {
   std::unique_ptr<ProfileTarget> target;
   if (artifact::is_artifact_file(q.model)) {  // a compiled artifact: opened as it is, no -O
     const int64_t start = steady_now_ns();
-    auto runner = open_runner(q.model, engine::parse_engine_kind(q.engine), {.threads = threads});
+    auto runner = open_runner(q.model, engine::parse_engine_kind(q.engine),
+                              {.threads = threads, .placement = backend::make_placement(q.backends, q.strict, threads)});
     target = std::make_unique<ProfileTarget>(
         std::move(runner), q.engine,
         std::vector<SessionPhase>{{"session_initialization", {start, steady_now_ns()}}});
