@@ -41,6 +41,7 @@ int level_of_kiln(cpu::Isa isa) {
     case cpu::Isa::kAvx512: return 4;
     case cpu::Isa::kAvx2: return 3;
     case cpu::Isa::kScalar: return 1;
+    case cpu::Isa::kNeon: return 0;  // aarch64: no x86 level
   }
   return 1;
 }
@@ -57,8 +58,8 @@ const std::vector<Target>& targets() {
        "AVX-512 F/BW/DQ/VL (Skylake-SP, Zen 4 and later): kiln's AVX-512 kernels, oneDNN with "
        "AVX-512 (VNNI, BF16, AMX where the CPU has them)"},
       {"aarch64-linux", "aarch64", 0, {"neon"}, "neon", "none", kStages,
-       "64-bit Arm Linux (NEON): the artifact is written; its runtime is later work, so it runs "
-       "nowhere yet"},
+       "64-bit Arm Linux (NEON): kiln's NEON kernels, oneDNN as Debian's arm64 build has it; runs "
+       "with the aarch64 runtime (kiln-run, `make aarch64`; scripts/run-aarch64.sh under qemu)"},
   };
   return t;
 }
