@@ -36,7 +36,7 @@ int onednn_level() {
   return level;
 }
 
-int level_of_kiln(cpu::Isa isa) {
+[[maybe_unused]] int level_of_kiln(cpu::Isa isa) {  // unused off x86
   switch (isa) {
     case cpu::Isa::kAvx512: return 4;
     case cpu::Isa::kAvx2: return 3;
