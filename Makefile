@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 # `make python`: the Python package into $(BUILD)/python (PYTHONPATH=$(BUILD)/python python3 -c 'import kiln').
-.PHONY: deps build python test test-unit test-conformance test-asan fuzz fuzz-build fuzz-long demo models clean bench
+.PHONY: deps build python test test-unit test-conformance test-asan fuzz fuzz-build fuzz-long demo models clean bench aarch64
 
 deps:
 	@scripts/install-deps.sh
@@ -22,7 +22,7 @@ python: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target python
 	@echo "kiln: ready: PYTHONPATH=$(BUILD)/python /usr/bin/python3 -c 'import kiln'"
 
-test: build
+test: build aarch64
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Unit tests and the hostile corpus under AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -54,5 +54,12 @@ demo: build
 bench: build
 	bench/run.sh --kiln $(BUILD)/kiln --work $(BUILD)/bench --models-dir $(BUILD)/models $(BENCH_FLAGS)
 
+# kiln's runtime for aarch64 (docs/artifact.md, "aarch64"): Debian's cross compiler over a sysroot
+# of Debian's arm64 packages (scripts/make-arm64-sysroot.sh), only what loads and runs an artifact
+# (build-aarch64/build/kiln-run) and the CPU kernels' tests. scripts/run-aarch64.sh runs it under
+# qemu; `make test` builds it and runs it on aarch64 artifacts (ctest aarch64_*).
+aarch64: deps
+	@scripts/build-aarch64.sh $(JOBS)
+
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-aarch64

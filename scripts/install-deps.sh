@@ -19,6 +19,8 @@ packages=(
   pybind11-dev python3-dev       # the Python package (make python, python/)
   libsqlite3-dev                 # kiln serve's model registry (src/serve/sqlite_store.cc)
   libcpp-httplib-dev             # kiln serve's HTTP server (src/serve/server.cc; docs/service.md says why)
+  g++-aarch64-linux-gnu qemu-user # the aarch64 runtime's cross build and its tests under qemu (make aarch64;
+                                  # its arm64 libraries: scripts/make-arm64-sysroot.sh, from Debian's archive)
   # the tests, the demo and the benchmarks
   python3 python3-onnx python3-numpy python3-pytest
   python3-venv                   # the README's venv for the Python package (kiln.pth into a venv)

@@ -3,6 +3,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "artifact/format/format.h"
+#include "engine/cpu/cpu_features.h"
 #include "support/error.h"
 #include "target/target.h"
 
@@ -34,13 +35,27 @@ Compatibility check_compatibility(const Manifest& m) {
                                    kiln_version()));
   const std::string_view kArch = host_arch();
   if (m.target_arch != kArch)
-    return unsupported(fmt::format("compiled for {} ({}), this machine is {}{}", m.target,
-                                   m.target_arch, kArch,
-                                   m.target_arch == "aarch64" ? "; the aarch64 runtime is later work" : ""));
+    return unsupported(fmt::format(
+        "compiled for {} ({}), this machine is {}{}", m.target, m.target_arch, kArch,
+        m.target_arch == "aarch64"
+            ? " (an aarch64 machine runs it with kiln-run, or this one under qemu with "
+              "scripts/run-aarch64.sh)"
+            : ""));
   const Target* t = nullptr;
   for (const Target& row : targets())
     if (row.name == m.target) t = &row;
   if (!t) return unsupported(fmt::format("compiled for target '{}', which this kiln does not know", m.target));
+#if defined(__aarch64__)
+  // One aarch64 target: NEON (part of the base architecture), no pre-packed weights (every
+  // weight is reordered at load for whichever oneDNN runs it), so no oneDNN version to match.
+  if (!cpu::isa_supported(cpu::Isa::kNeon))
+    return unsupported(fmt::format("compiled for {}, which needs neon; this CPU has no AdvSIMD", t->name));
+  if (cpu::active_isa() != cpu::Isa::kNeon)
+    return {Fit::kSuboptimal, fmt::format("compiled for {}, kiln's kernels run {} here{}: its NEON "
+                                          "kernels stay unused",
+                                          t->name, cpu::isa_name(cpu::active_isa()), isa_caps_in_force())};
+  return {};
+#else
   const int host = host_level();
   if (t->level > host)
     return unsupported(fmt::format("compiled for {}, which needs {}; this CPU runs {}{}", t->name,
@@ -55,6 +70,7 @@ Compatibility check_compatibility(const Manifest& m) {
             fmt::format("pre-packed for oneDNN {}, this kiln runs oneDNN {}: weights are repacked at "
                         "load; recompile to skip that",
                         m.onednn_version, onednn_version())};
+#endif
   return {};
 }
 

@@ -48,11 +48,12 @@ int onednn_level() {
   return level;
 }
 
-int level_of_kiln(cpu::Isa isa) {
+[[maybe_unused]] int level_of_kiln(cpu::Isa isa) {  // unused off x86
   switch (isa) {
     case cpu::Isa::kAvx512: return 4;
     case cpu::Isa::kAvx2: return 3;
     case cpu::Isa::kScalar: return 1;
+    case cpu::Isa::kNeon: return 0;  // aarch64: no x86 level
   }
   return 1;
 }
@@ -69,7 +70,8 @@ const std::vector<Target>& targets() {
        "AVX-512 F/BW/CD/DQ/VL (Skylake-SP, Zen 4 and later): kiln's AVX-512 kernels, oneDNN with "
        "AVX-512 (VNNI, BF16, AMX where the CPU has them)"},
       {"aarch64-linux", "aarch64", 0, {"neon"}, "neon", "default", kStages, kBackends,
-       "64-bit Arm Linux (NEON): the optimized graph and its weights, planned at load"},
+       "64-bit Arm Linux (NEON): kiln's NEON kernels, oneDNN as Debian's arm64 build has it; runs "
+       "with the aarch64 runtime (kiln-run, `make aarch64`; scripts/run-aarch64.sh under qemu)"},
   };
   return t;
 }

@@ -5,6 +5,8 @@
 
 #ifdef __SSE2__
 #include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 #include "engine/cpu/kernels.h"
@@ -190,6 +192,8 @@ void zip(const float* a, const float* b, float* y, int64_t n) {
     _mm_storeu_ps(y + 2 * i, _mm_unpacklo_ps(u, v));
     _mm_storeu_ps(y + 2 * i + 4, _mm_unpackhi_ps(u, v));
   }
+#elif defined(__ARM_NEON)
+  for (; i + 4 <= n; i += 4) vst2q_f32(y + 2 * i, float32x4x2_t{{vld1q_f32(a + i), vld1q_f32(b + i)}});
 #endif
   for (; i < n; ++i) {
     y[2 * i] = a[i];

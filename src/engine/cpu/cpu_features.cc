@@ -1,7 +1,13 @@
-// CPU feature detection (cpuid, xgetbv) and the active ISA.
+// CPU feature detection (cpuid and xgetbv on x86, the auxiliary vector on aarch64) and the
+// active ISA.
 #include "engine/cpu/cpu_features.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +18,7 @@
 namespace kiln::cpu {
 namespace {
 
+#if defined(__x86_64__)
 struct CpuidRegs {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
 };
@@ -55,12 +62,29 @@ CpuFeatures detect() {
   return f;
 }
 
+// The ISAs this binary has kernels for, narrowest first.
+constexpr Isa kCompiledIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512};
+constexpr const char* kCapChoices = "scalar, avx2 or avx512";
+#elif defined(__aarch64__)
+// AdvSIMD is part of the aarch64 base architecture; the kernel still says whether it is there.
+CpuFeatures detect() {
+  CpuFeatures f;
+  f.neon = (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
+  return f;
+}
+constexpr Isa kCompiledIsas[] = {Isa::kScalar, Isa::kNeon};
+constexpr const char* kCapChoices = "scalar or neon";
+#else
+CpuFeatures detect() { return {}; }
+constexpr Isa kCompiledIsas[] = {Isa::kScalar};
+constexpr const char* kCapChoices = "scalar";
+#endif
+
 Isa parse_isa_cap(const char* s) {
   const std::string_view v = s;
-  if (v == "scalar") return Isa::kScalar;
-  if (v == "avx2") return Isa::kAvx2;
-  if (v == "avx512") return Isa::kAvx512;
-  fail(ErrorKind::kBadInput, "KILN_CPU_ISA='{}': expected scalar, avx2 or avx512", v);
+  for (Isa isa : kCompiledIsas)
+    if (v == isa_name(isa)) return isa;
+  fail(ErrorKind::kBadInput, "KILN_CPU_ISA='{}': expected {}", v, kCapChoices);
 }
 
 }  // namespace
@@ -75,6 +99,7 @@ const char* isa_name(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kNeon: return "neon";
   }
   return "?";
 }
@@ -85,13 +110,14 @@ bool isa_supported(Isa isa) {
     case Isa::kScalar: return true;
     case Isa::kAvx2: return f.avx2 && f.fma;
     case Isa::kAvx512: return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.fma;
+    case Isa::kNeon: return f.neon;  // false off aarch64 (detect() leaves it so)
   }
   return false;
 }
 
 std::vector<Isa> supported_isas() {
   std::vector<Isa> v;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512})
+  for (Isa isa : kCompiledIsas)
     if (isa_supported(isa)) v.push_back(isa);
   return v;
 }

@@ -2,7 +2,9 @@
 //
 // One binary runs on any x86-64: kernels are compiled for AVX-512, AVX2+FMA and plain C++, and
 // the widest one the CPU (and the OS, which must save the wide registers) supports is chosen on
-// first use. KILN_CPU_ISA=scalar|avx2|avx512 in the environment caps that choice.
+// first use. KILN_CPU_ISA=scalar|avx2|avx512 in the environment caps that choice. On aarch64 the
+// kernels are compiled for NEON (AdvSIMD, 4 float lanes, which every aarch64 CPU has) and plain
+// C++: KILN_CPU_ISA=scalar|neon there.
 #pragma once
 
 #include <vector>
@@ -18,15 +20,18 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512_vnni = false;
   bool avx512_bf16 = false;
+  bool neon = false;  // aarch64 AdvSIMD (HWCAP_ASIMD)
 };
 
-// Detected on the first call (cpuid + xgetbv), then cached.
+// Detected on the first call (cpuid + xgetbv on x86, the auxiliary vector on aarch64), then cached.
 const CpuFeatures& cpu_features();
 
-// Instruction sets the kernels are built for, narrowest first.
-enum class Isa { kScalar, kAvx2, kAvx512 };
+// Instruction sets the kernels are built for: x86's narrowest first, then aarch64's NEON. Only
+// one architecture's are compiled into a binary, so only those are ever supported; comparing
+// kNeon with an x86 one means nothing.
+enum class Isa { kScalar, kAvx2, kAvx512, kNeon };
 
-const char* isa_name(Isa isa);  // "scalar", "avx2", "avx512"
+const char* isa_name(Isa isa);  // "scalar", "avx2", "avx512", "neon"
 bool isa_supported(Isa isa);    // the CPU and the OS can run kernels built for isa
 std::vector<Isa> supported_isas();  // narrowest first; kScalar always
 Isa best_isa();  // the widest supported, capped by KILN_CPU_ISA

@@ -12,11 +12,18 @@ std::atomic<const IsaKernels*> g_active{nullptr};
 
 }  // namespace
 
+// Only one architecture's tables are compiled in (kernels_avx2.cc and kernels_avx512.cc on x86,
+// kernels_neon.cc on aarch64); an ISA of the other one is never supported, so never asked for.
 const IsaKernels& isa_kernels(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return scalar::isa_kernels();
+#if defined(__x86_64__)
     case Isa::kAvx2: return avx2::isa_kernels();
     case Isa::kAvx512: return avx512::isa_kernels();
+#elif defined(__aarch64__)
+    case Isa::kNeon: return neon::isa_kernels();
+#endif
+    default: break;
   }
   return scalar::isa_kernels();
 }

@@ -70,6 +70,7 @@ struct IsaKernels {
 namespace scalar { const IsaKernels& isa_kernels(); }
 namespace avx2 { const IsaKernels& isa_kernels(); }
 namespace avx512 { const IsaKernels& isa_kernels(); }
+namespace neon { const IsaKernels& isa_kernels(); }  // aarch64 builds only
 
 const IsaKernels& isa_kernels(Isa isa);
 // The active ISA's table: best_isa()'s, chosen on first use (set_active_isa switches it).

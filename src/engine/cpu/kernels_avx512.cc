@@ -2,6 +2,8 @@
 // kernels_impl.h instantiated with vec_avx512.h.
 #include "engine/cpu/kernels_prelude.h"
 
+#if defined(__x86_64__)  // x86 only: an aarch64 build has kernels_neon.cc instead
+
 // clang ignores `#pragma GCC target` (the fuzz build compiles with it): its own pragma gives
 // every function of the region the same target attribute.
 #if defined(__clang__)
@@ -24,3 +26,4 @@
 #else
 #pragma GCC pop_options
 #endif
+#endif  // __x86_64__

@@ -19,7 +19,12 @@ constexpr float kRound = 12582912.f;
 
 // The loops are compiled for AVX-512, AVX2 and baseline x86-64, the widest the CPU has chosen at
 // load time (GCC's target_clones): the division must stay a division to round as the op does.
+// On aarch64 NEON is the baseline, which the compiler vectorizes for: one version.
+#if defined(__x86_64__)
 #define KILN_WIDEST __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KILN_WIDEST
+#endif
 
 template <typename Q>
 [[gnu::always_inline]] inline void quantize_t(const float* x, int64_t n, float scale, int32_t zp, Q* q) {
