@@ -82,8 +82,8 @@ class PostgresStore final : public RegistryStore {
         return row_version(same, 0);
       }
       PgResult added = c_.exec(
-          std::string("INSERT INTO models (name, version, sha256, bytes, created) SELECT $1, "
-                      "COALESCE(MAX(version), 0) + 1, $2, $3, ") + kNowS +
+          std::string("INSERT INTO models (name, version, sha256, bytes, created) SELECT $1::text, "
+                      "COALESCE(MAX(version), 0) + 1, $2::text, $3::bigint, ") + kNowS +
               " FROM models WHERE name = $1 RETURNING name, version, sha256, bytes, created",
           {name, sha256, str(bytes)});
       if (created) *created = true;
@@ -92,7 +92,7 @@ class PostgresStore final : public RegistryStore {
   }
 
   std::vector<std::string> model_names() override {
-    PgResult r = c_.exec("SELECT DISTINCT name FROM models ORDER BY name COLLATE \"C\"");
+    PgResult r = c_.exec("SELECT name FROM models GROUP BY name ORDER BY name COLLATE \"C\"");
     std::vector<std::string> out;
     for (int i = 0; i < r.rows(); ++i) out.push_back(r.text(i, 0));
     return out;
