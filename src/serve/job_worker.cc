@@ -118,7 +118,8 @@ json JobWorker::run_target(const std::string& target, const CompileRequest& r, c
   } else {
     const fs::path dir = work / target;
     fs::create_directories(dir);
-    write_file_atomically(dir / "request.json", json{{"target", target}, {"options", compile_request_json(r)}}.dump());
+    write_file_atomically(dir / "request.json", json{{"target", target}, {"model", fs::absolute(work / "model.onnx").string()},
+                                                    {"options", compile_request_json(r)}}.dump());
     const ChildOutcome c = compile_in_child(o_.kiln_exe, dir, o_.job_timeout_s, &lost);
     if (!c.ok) {
       log += target + ": failed after " + fmt::format("{:.2f}", c.seconds) + " s: " + c.error + "\n";

@@ -52,7 +52,8 @@ int compile_target_in_dir(const fs::path& dir) {
                "--compile-target '{}': no request.json of a compile job there", dir.string());
     const CompileRequest r = parse_compile_request(req["options"]);
     const artifact::CompileResult c =
-        artifact::compile(compile_options(r, req["target"].get<std::string>(), (dir / "model.onnx").string()));
+        artifact::compile(compile_options(r, req["target"].get<std::string>(),
+                                          req.value("model", (dir / "model.onnx").string())));
     write_file_atomically(dir / "artifact.kiln", c.bytes);
     result = {{"manifest", c.manifest.json}, {"notes", c.notes}, {"runs_here", c.runs_here}};
   } catch (const Error& e) {

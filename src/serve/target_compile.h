@@ -1,5 +1,5 @@
 // One target of a compile job, compiled in a child process: `kiln worker --compile-target DIR`
-// reads DIR/request.json and DIR/model.onnx and writes DIR/artifact.kiln and DIR/result.json.
+// reads DIR/request.json and the model it names and writes DIR/artifact.kiln and DIR/result.json.
 //
 // Why a child: a compile caps kiln's kernels and oneDNN at its target's ISA for the whole process
 // (artifact::apply_isa_cap; oneDNN only before its first primitive), so two targets cannot be
@@ -17,7 +17,8 @@
 
 namespace kiln::serve {
 
-// The child's side: compiles as DIR/request.json says ({"options": CompileRequest JSON, "target"}).
+// The child's side: compiles as DIR/request.json says ({"options": CompileRequest JSON, "target",
+// "model": the .onnx file, DIR/model.onnx when not given}).
 // Returns the exit code (0, or 2 with {"error"} in result.json).
 int compile_target_in_dir(const std::filesystem::path& dir);
 
