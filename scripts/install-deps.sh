@@ -19,12 +19,14 @@ packages=(
   pybind11-dev python3-dev       # the Python package (make python, python/)
   libsqlite3-dev                 # kiln serve's model registry (src/serve/sqlite_store.cc)
   libcpp-httplib-dev             # kiln serve's HTTP server (src/serve/server.cc; docs/service.md says why)
+  libpq-dev                      # kiln serve --db postgresql:// (src/serve/postgres_connection.cc)
   g++-aarch64-linux-gnu qemu-user # the aarch64 runtime's cross build and its tests under qemu (make aarch64;
                                   # its arm64 libraries: scripts/make-arm64-sysroot.sh, from Debian's archive)
   # the tests, the demo and the benchmarks
   python3 python3-onnx python3-numpy python3-pytest
   python3-venv                   # the README's venv for the Python package (kiln.pth into a venv)
   python3-torch python3-torchvision # exports the test and demo models (tools/models/export.py)
+  postgresql                     # PostgreSQL 15: tests/serve/serve_postgres.py runs a throwaway server
   time                           # /usr/bin/time: peak RSS in tests/large and bench/run.sh
   chromium                       # renders the HTML reports in tests/report (headless screenshot)
   imagemagick fonts-dejavu-core espeak-ng # text and speech the quantized trained models must read

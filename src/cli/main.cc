@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/serve_command.h"
 #include "cli/token_command.h"
+#include "cli/worker_command.h"
 #include "engine/threads.h"
 #include "support/error.h"
 
@@ -50,8 +51,10 @@ int main(int argc, char** argv) {
       kiln::cli::add_quantize);
   add("test", "Run ONNX backend test cases (CASE/model.onnx + CASE/test_data_set_N/)",
       kiln::cli::add_test);
-  add("serve", "Serve a model registry over HTTP: upload, list and inspect models (docs/service.md)",
+  add("serve", "Serve a model registry over HTTP: upload, inspect, run and compile models (docs/service.md)",
       kiln::cli::add_serve);
+  add("worker", "Run kiln serve's compile jobs (from --db or --data) without serving HTTP (docs/service.md)",
+      kiln::cli::add_worker);
   add("token", "Access tokens of kiln serve: kiln token create --data DIR --scope read|write|admin",
       kiln::cli::add_token);
   try {

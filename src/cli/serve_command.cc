@@ -1,20 +1,25 @@
-// kiln serve --data DIR [--listen HOST:PORT]: serves the registry in DIR until stopped.
+// kiln serve [--db URL] [--data DIR] [--listen HOST:PORT] [--workers N]: serves the registry and
+// runs compile jobs until stopped.
 #include "cli/serve_command.h"
 
 #include <memory>
 #include <string>
 
+#include "cli/serve_options.h"
 #include "serve/server.h"
 #include "support/error.h"
 
 namespace kiln::cli {
 
 Action add_serve(CLI::App& app) {
-  auto data = std::make_shared<std::string>();
+  auto common = std::make_shared<ServeCommonArgs>();
   auto listen = std::make_shared<std::string>("127.0.0.1:8080");
-  app.add_option("--data", *data, "The data folder: registry.sqlite3 and the models' bytes (made when missing)")
-      ->required();
+  auto request_timeout = std::make_shared<int>(60);
+  add_serve_common_options(app, *common);
   app.add_option("--listen", *listen, "HOST:PORT to listen on (default 127.0.0.1:8080)");
+  app.add_option("--request-timeout", *request_timeout,
+                 "Seconds to read a request or write a response (default 60)")
+      ->check(CLI::Range(1, 3600));
   return [=]() {
     const auto colon = listen->rfind(':');
     int port = -1;
@@ -28,7 +33,9 @@ Action add_serve(CLI::App& app) {
       }
     }
     if (port < 1 || port > 65535) fail(ErrorKind::kBadInput, "--listen '{}': expected HOST:PORT (port 1-65535)", *listen);
-    serve::run_server({.data = *data, .host = listen->substr(0, colon), .port = port});
+    serve::run_server({.data = common->data, .db = common->db, .host = listen->substr(0, colon), .port = port,
+                       .workers = common->workers, .request_timeout_s = *request_timeout,
+                       .worker = worker_options(*common)});
     return 0;
   };
 }

@@ -31,6 +31,18 @@ void check_model_name(const std::string& name) {
          name.size() > 140 ? name.substr(0, 140) + "..." : name);
 }
 
+void check_alias_name(const std::string& alias) {
+  bool digits = !alias.empty();
+  for (char c : alias) digits = digits && c >= '0' && c <= '9';
+  if (digits) fail(ErrorKind::kBadInput, "alias '{}': a number is a version, not an alias", alias);
+  try {
+    check_model_name(alias);
+  } catch (const Error&) {
+    fail(ErrorKind::kBadInput, "alias '{}': expected 1-128 of A-Z a-z 0-9 . _ - (not starting with '.')",
+         alias.size() > 140 ? alias.substr(0, 140) + "..." : alias);
+  }
+}
+
 void check_sha256(const std::string& hex) {
   bool ok = hex.size() == 64;
   for (char c : hex) ok = ok && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ std::optional<TokenScope> parse_scope(const std::string& s);
 // Model names are what URLs carry (/v1/models/{name}): 1-128 of [A-Za-z0-9._-], not starting with
 // '.'. Fails (kBadInput) naming the name otherwise. The store never makes a file path of one.
 void check_model_name(const std::string& name);
+// Alias names follow the same rule as model names, and are not all digits (a version number).
+void check_alias_name(const std::string& alias);
 // Fails (kBadInput) unless `hex` is 64 lowercase hex digits.
 void check_sha256(const std::string& hex);
 
@@ -39,6 +42,10 @@ class RegistryStore {
   virtual std::vector<std::string> model_names() = 0;               // sorted
   virtual std::vector<ModelVersion> versions(const std::string& name) = 0;  // oldest first
   virtual std::optional<ModelVersion> version(const std::string& name, int64_t version) = 0;
+
+  // Aliases name a version of a model ("prod" -> 3): set (made or moved) and read back.
+  virtual void set_alias(const std::string& name, const std::string& alias, int64_t version) = 0;
+  virtual std::map<std::string, int64_t> aliases(const std::string& name) = 0;
 
   // Tokens are stored as the sha256 of their secret, never the secret.
   virtual void add_token(const std::string& token_sha256, TokenScope scope) = 0;

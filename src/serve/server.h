@@ -1,16 +1,23 @@
 // kiln serve's HTTP server (cpp-httplib): the registry's management endpoints behind Bearer
-// tokens, and the Open Inference Protocol's health endpoints. docs/service.md lists the routes.
+// tokens, compile jobs and their artifacts, the Open Inference Protocol's health and inference
+// endpoints, and --workers compile workers in threads. docs/service.md lists the routes.
 #pragma once
 
 #include <filesystem>
 #include <string>
 
+#include "serve/job_worker.h"
+
 namespace kiln::serve {
 
 struct ServeOptions {
-  std::filesystem::path data;     // the data folder: registry.sqlite3, blobs/
+  std::filesystem::path data;     // the data folder: registry.sqlite3 (without db), blobs/, cache/
+  std::string db;                 // postgresql://... : the registry and the jobs there
   std::string host = "127.0.0.1";
   int port = 8080;
+  int workers = 1;                // compile workers in this process (0: queue only)
+  int request_timeout_s = 60;     // reading a request / writing a response
+  WorkerOptions worker;           // name is made per worker thread
 };
 
 // Serves until the process is stopped; fails (kBadInput) when the address cannot be bound.

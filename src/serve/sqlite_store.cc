@@ -1,10 +1,9 @@
 #include "serve/sqlite_store.h"
 
-#include <sqlite3.h>
-
 #include <ctime>
 #include <mutex>
 
+#include "serve/sqlite_statement.h"
 #include "support/error.h"
 
 namespace kiln::serve {
@@ -26,47 +25,15 @@ CREATE TABLE IF NOT EXISTS tokens (
   scope TEXT NOT NULL,
   created INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS aliases (
+  name TEXT NOT NULL,
+  alias TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  PRIMARY KEY (name, alias)
+);
 )sql";
 
-// One prepared statement, finalized when it goes.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& where, const char* sql) : db_(db), where_(where) {
-    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) fail_here("prepare");
-  }
-  ~Statement() { sqlite3_finalize(st_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Statement& bind(int i, const std::string& s) {
-    if (sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT) != SQLITE_OK) fail_here("bind");
-    return *this;
-  }
-  Statement& bind(int i, int64_t v) {
-    if (sqlite3_bind_int64(st_, i, v) != SQLITE_OK) fail_here("bind");
-    return *this;
-  }
-  // The next row (true) or the end (false).
-  bool step() {
-    const int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    fail_here("step");
-  }
-  std::string text(int col) const {
-    const auto* p = sqlite3_column_text(st_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st_, col))) : "";
-  }
-  int64_t int64(int col) const { return sqlite3_column_int64(st_, col); }
-
- private:
-  [[noreturn]] void fail_here(const char* what) const {
-    fail(ErrorKind::kRuntime, "registry {}: {} failed: {}", where_, what, sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  std::string where_;
-  sqlite3_stmt* st_ = nullptr;
-};
+using Statement = SqliteStatement;
 
 ModelVersion row_version(const Statement& s) {
   return {.name = s.text(0), .version = s.int64(1), .sha256 = s.text(2), .bytes = s.int64(3), .created = s.int64(4)};
@@ -74,16 +41,9 @@ ModelVersion row_version(const Statement& s) {
 
 class SqliteStore final : public RegistryStore {
  public:
-  explicit SqliteStore(const std::filesystem::path& file) : where_("'" + file.string() + "'") {
-    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
-    if (sqlite3_open_v2(file.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-      const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      fail(ErrorKind::kBadInput, "registry {}: cannot open: {}", where_, msg);
-    }
-    sqlite3_busy_timeout(db_, 5000);
+  explicit SqliteStore(const std::filesystem::path& file)
+      : where_("'" + file.string() + "'"), db_(open_sqlite_file(file.string(), where_)) {
     try {
-      exec("PRAGMA journal_mode=WAL", ErrorKind::kBadInput);
       exec(kSchema, ErrorKind::kBadInput);
     } catch (...) {  // not a registry (another SQLite file, or not SQLite at all)
       sqlite3_close(db_);
@@ -144,6 +104,21 @@ class SqliteStore final : public RegistryStore {
     return row_version(s);
   }
 
+  void set_alias(const std::string& name, const std::string& alias, int64_t version) override {
+    check_model_name(name);
+    check_alias_name(alias);
+    Statement s(db_, where_, "INSERT OR REPLACE INTO aliases (name, alias, version) VALUES (?, ?, ?)");
+    s.bind(1, name).bind(2, alias).bind(3, version).step();
+  }
+
+  std::map<std::string, int64_t> aliases(const std::string& name) override {
+    Statement s(db_, where_, "SELECT alias, version FROM aliases WHERE name = ? ORDER BY alias");
+    s.bind(1, name);
+    std::map<std::string, int64_t> out;
+    while (s.step()) out[s.text(0)] = s.int64(1);
+    return out;
+  }
+
   void add_token(const std::string& token_sha256, TokenScope scope) override {
     check_sha256(token_sha256);
     Statement s(db_, where_, "INSERT OR REPLACE INTO tokens (sha256, scope, created) VALUES (?, ?, ?)");
@@ -158,14 +133,7 @@ class SqliteStore final : public RegistryStore {
   }
 
  private:
-  void exec(const char* sql, ErrorKind kind) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string msg = err ? err : sqlite3_errmsg(db_);
-      sqlite3_free(err);
-      fail(kind, "registry {}: {}", where_, msg);
-    }
-  }
+  void exec(const char* sql, ErrorKind kind) { sqlite_exec(db_, where_, sql, kind); }
 
   std::string where_;
   sqlite3* db_ = nullptr;
@@ -174,16 +142,38 @@ class SqliteStore final : public RegistryStore {
 
 }  // namespace
 
+sqlite3* open_sqlite_file(const std::string& file, const std::string& where) {
+  sqlite3* db = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(file.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    const std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    fail(ErrorKind::kBadInput, "registry {}: cannot open: {}", where, msg);
+  }
+  sqlite3_busy_timeout(db, 5000);
+  try {
+    sqlite_exec(db, where, "PRAGMA journal_mode=WAL", ErrorKind::kBadInput);
+  } catch (...) {
+    sqlite3_close(db);
+    throw;
+  }
+  return db;
+}
+
 std::unique_ptr<RegistryStore> open_sqlite_store(const std::filesystem::path& file) {
   return std::make_unique<SqliteStore>(file);
 }
 
-std::unique_ptr<RegistryStore> open_data_registry(const std::filesystem::path& dir) {
+std::filesystem::path make_data_dir(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (!std::filesystem::is_directory(dir, ec))
     fail(ErrorKind::kBadInput, "--data '{}': not a folder{}", dir.string(), ec ? " (" + ec.message() + ")" : "");
-  return open_sqlite_store(dir / "registry.sqlite3");
+  return dir;
+}
+
+std::unique_ptr<RegistryStore> open_data_registry(const std::filesystem::path& dir) {
+  return open_sqlite_store(make_data_dir(dir) / "registry.sqlite3");
 }
 
 }  // namespace kiln::serve

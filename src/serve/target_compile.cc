@@ -1,0 +1,138 @@
+#include "serve/target_compile.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "artifact/compile.h"
+#include "serve/compile_request.h"
+#include "support/error.h"
+#include "support/mapped_file.h"
+
+namespace kiln::serve {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return {};
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  const auto nl = t.rfind('\n');
+  std::string line = nl == std::string::npos ? t : t.substr(nl + 1);
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+}  // namespace
+
+int compile_target_in_dir(const fs::path& dir) {
+  json result;
+  int code = 0;
+  try {
+    const json req = json::parse(slurp(dir / "request.json"), nullptr, false);
+    KILN_CHECK(req.is_object() && req.contains("options") && req.contains("target"), ErrorKind::kBadInput,
+               "--compile-target '{}': no request.json of a compile job there", dir.string());
+    const CompileRequest r = parse_compile_request(req["options"]);
+    const artifact::CompileResult c =
+        artifact::compile(compile_options(r, req["target"].get<std::string>(),
+                                          req.value("model", (dir / "model.onnx").string())));
+    write_file_atomically(dir / "artifact.kiln", c.bytes);
+    result = {{"manifest", c.manifest.json}, {"notes", c.notes}, {"runs_here", c.runs_here}};
+  } catch (const Error& e) {
+    result = {{"error", e.what()}, {"internal", e.kind() == ErrorKind::kInternal}};
+    code = 2;
+  } catch (const std::exception& e) {
+    result = {{"error", std::string("internal error (a bug in kiln): ") + e.what()}, {"internal", true}};
+    code = 3;
+  }
+  write_file_atomically(dir / "result.json", result.dump(-1, ' ', false, json::error_handler_t::replace));
+  return code;
+}
+
+ChildOutcome compile_in_child(const fs::path& kiln_exe, const fs::path& dir, int timeout_s, const std::atomic<bool>* abandon) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  ChildOutcome out;
+  const std::string exe = kiln_exe.string(), d = dir.string(), log = (dir / "log.txt").string();
+  const char* argv[] = {exe.c_str(), "worker", "--compile-target", d.c_str(), nullptr};
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) fail(ErrorKind::kRuntime, "cannot start a compile process: {}", std::strerror(errno));
+  if (pid == 0) {  // the child: only async-signal-safe calls until exec
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker killed: its compile goes too
+    if (getppid() != parent) _exit(127);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    execv(exe.c_str(), const_cast<char* const*>(argv));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  int status = 0;
+  bool killed_for_time = false, killed_abandoned = false;
+  for (;;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    const bool late = Clock::now() - t0 > std::chrono::seconds(timeout_s);
+    const bool give_up = abandon && abandon->load();
+    if ((late || give_up) && !killed_for_time && !killed_abandoned) {
+      kill(-pid, SIGKILL);
+      killed_for_time = late;
+      killed_abandoned = !late;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (killed_for_time) {
+    out.error = "the compile ran past the job time limit (" + std::to_string(timeout_s) + " s) and was stopped";
+    return out;
+  }
+  if (killed_abandoned) {
+    out.error = "the compile was stopped: this worker lost the job's lease";
+    return out;
+  }
+  out.result = json::parse(slurp(dir / "result.json"), nullptr, false);
+  if (WIFSIGNALED(status)) {
+    out.error = "the compile process died on signal " + std::to_string(WTERMSIG(status)) + " (" +
+                strsignal(WTERMSIG(status)) + ")";
+    return out;
+  }
+  if (out.result.is_discarded() || !out.result.is_object()) {
+    out.error = "the compile process exited " + std::to_string(WEXITSTATUS(status)) + " without a result: " +
+                last_line(slurp(dir / "log.txt"));
+    return out;
+  }
+  if (out.result.contains("error")) {
+    out.error = out.result["error"].get<std::string>();
+    return out;
+  }
+  out.artifact = slurp(dir / "artifact.kiln");
+  out.ok = !out.artifact.empty();
+  if (!out.ok) out.error = "the compile process wrote no artifact";
+  return out;
+}
+
+}  // namespace kiln::serve

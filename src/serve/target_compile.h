@@ -1,0 +1,38 @@
+// One target of a compile job, compiled in a child process: `kiln worker --compile-target DIR`
+// reads DIR/request.json and the model it names and writes DIR/artifact.kiln and DIR/result.json.
+//
+// Why a child: a compile caps kiln's kernels and oneDNN at its target's ISA for the whole process
+// (artifact::apply_isa_cap; oneDNN only before its first primitive), so two targets cannot be
+// compiled, planned and measured right in one process; and a model that hangs the optimizer,
+// crashes a kernel or eats the memory then costs one child, killed at the job's time limit, not
+// the worker and the lease of every job after it. It is exec'd (not only forked) so that the
+// child starts clean of the worker's threads (OpenMP, libpq, the HTTP pool).
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::serve {
+
+// The child's side: compiles as DIR/request.json says ({"options": CompileRequest JSON, "target",
+// "model": the .onnx file, DIR/model.onnx when not given}).
+// Returns the exit code (0, or 2 with {"error"} in result.json).
+int compile_target_in_dir(const std::filesystem::path& dir);
+
+struct ChildOutcome {
+  bool ok = false;           // result.json and artifact.kiln are there
+  nlohmann::json result;     // {"manifest", "notes"} or {"error"}
+  std::string artifact;      // the bytes, when ok
+  std::string error;         // why not, one line
+  double seconds = 0;
+};
+
+// The parent's side: runs `kiln_exe worker --compile-target DIR`, its output into DIR/log.txt,
+// killed (its whole process group) after `timeout_s` or as soon as `*abandon` turns true.
+ChildOutcome compile_in_child(const std::filesystem::path& kiln_exe, const std::filesystem::path& dir, int timeout_s,
+                              const std::atomic<bool>* abandon);
+
+}  // namespace kiln::serve

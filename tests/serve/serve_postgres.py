@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""kiln serve and kiln worker on a real, throwaway PostgreSQL 15 server (Debian's postgresql:
+initdb into a temporary folder, a Unix socket there, no TCP): the server queues, two worker
+processes share the queue.
+
+1. A worker is killed with SIGKILL mid-job (KILN_TEST_JOB_SLEEP_MS holds it after its claim): the
+   other takes the job over once the lease (2 s) has expired, and the job completes once, as
+   attempt 2, with an artifact `kiln run` runs.
+2. A worker is stopped (SIGSTOP) mid-job past its lease, the other takes over and commits, then
+   the stopped one is continued: its heartbeat or commit is refused (fencing); the results stay
+   the other's.
+3. Six jobs, two workers: every job succeeds and is committed exactly once (the workers' logs).
+
+    tests/serve/serve_postgres.py KILN MODEL WORKDIR
+As root, the PostgreSQL server runs as the user postgres (runuser): initdb refuses root.
+"""
+import hashlib
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import Client, free_port, start_server  # noqa: E402
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+
+
+class Postgres:
+    """A PostgreSQL 15 cluster in a temporary folder, listening on a socket there only."""
+
+    def __init__(self):
+        if not os.path.exists(f"{PG_BIN}/initdb"):
+            raise SystemExit(f"FAIL: no {PG_BIN}/initdb (scripts/install-deps.sh installs postgresql)")
+        self.dir = tempfile.mkdtemp(prefix="kiln-pg-")
+        self.as_user = []
+        if os.geteuid() == 0:  # initdb refuses root: the cluster is the postgres user's
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        self.port = free_port()
+        self.data = os.path.join(self.dir, "data")
+        self.run(f"{PG_BIN}/initdb", "-D", self.data, "-U", "kiln", "-A", "trust", "--no-sync")
+        self.run(f"{PG_BIN}/pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-o",
+                 f"-k {self.dir} -p {self.port} -c listen_addresses='' -c fsync=off", "start")
+        self.url = f"postgresql:///postgres?host={self.dir}&port={self.port}&user=kiln"
+
+    def run(self, *args):
+        r = subprocess.run([*self.as_user, *args], capture_output=True, text=True, cwd=self.dir)
+        if r.returncode != 0:
+            raise SystemExit(f"FAIL: {' '.join(args[:2])}: {r.stdout[-500:]} {r.stderr[-500:]}")
+
+    def stop(self):
+        subprocess.run([*self.as_user, f"{PG_BIN}/pg_ctl", "-D", self.data, "-m", "immediate", "stop"],
+                       capture_output=True, cwd=self.dir)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def main():
+    kiln, model, work = sys.argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    pg = Postgres()
+    data = os.path.join(work, "data")
+    procs, failures = [], []
+
+    def expect(what, got, want):
+        if got != want:
+            failures.append(f"{what}: got {got!r}, expected {want!r}")
+
+    def worker(label, sleep_ms):
+        env = dict(os.environ, KILN_TEST_JOB_SLEEP_MS=str(sleep_ms))  # test-only: hold each job after its claim
+        log = os.path.join(work, f"worker-{label}.log")
+        p = subprocess.Popen([kiln, "worker", "--db", pg.url, "--data", data, "--lease", "2"], env=env,
+                             stdout=open(log, "w"), stderr=subprocess.STDOUT)
+        procs.append(p)
+        return p, log
+
+    def held_by(job, pid, seconds=60):
+        end = time.time() + seconds
+        while time.time() < end:
+            body = c.call("GET", f"/v1/jobs/{job}", tok=write)[1]
+            if body["state"] == "running" and f":{pid}:" in body["worker"]:
+                return body
+            time.sleep(0.05)
+        raise SystemExit(f"FAIL: job {job} was not claimed by worker {pid}: {body}")
+
+    try:
+        token = subprocess.run([kiln, "token", "create", "--db", pg.url, "--scope", "write"], check=True,
+                               capture_output=True, text=True).stdout.strip()
+        write = token
+        port = free_port()
+        c = Client(f"http://127.0.0.1:{port}")
+        log = os.path.join(work, "serve.log")
+        procs.append(start_server(kiln, ["--db", pg.url, "--data", data, "--listen", f"127.0.0.1:{port}",
+                                         "--workers", "0"], log))
+        c.wait_up(log)
+        expect("upload", c.call("POST", "/v1/models/mlp", open(model, "rb").read(), write)[0], 201)
+        compile_request = lambda seed: {"targets": ["x86-64"], "runs": 1, "seed": seed}
+
+        # 1. SIGKILL mid-job: taken over after the lease, completed once.
+        job1 = c.call("POST", "/v1/models/mlp/versions/1/compile", compile_request(1), write)[1]["job"]
+        a, a_log = worker("a", 60000)
+        held_by(job1, a.pid)
+        a.kill()
+        a.wait()
+        b, b_log = worker("b", 500)
+        done = c.wait_job(job1, write)
+        expect("job 1 after the kill", (done["state"], done["attempt"], f":{b.pid}:" in done["worker"]),
+               ("succeeded", 2, True))
+        if "attempt 1" not in done["log"] or "lost its lease" not in done["log"]:
+            failures.append(f"job 1 log: {done['log']!r}")
+        t = done["targets"][0]
+        status, blob, _ = c.call("GET", f"/v1/jobs/{job1}/artifacts/x86-64", tok=write, raw=True)
+        expect("job 1 artifact", (status, hashlib.sha256(blob).hexdigest()), (200, t["artifact"]["sha256"]))
+        art = os.path.join(work, "mlp.kiln")
+        open(art, "wb").write(blob)
+        os.makedirs(os.path.join(work, "in"))
+        x = np.random.default_rng(5).standard_normal((1, 768)).astype(np.float32)
+        open(os.path.join(work, "in", "input_0.pb"), "wb").write(numpy_helper.from_array(x, "input").SerializeToString())
+        outs = []
+        for path, out in ((model, "out-onnx"), (art, "out-kiln")):
+            subprocess.run([kiln, "run", path, "--inputs", os.path.join(work, "in"), "--outputs",
+                            os.path.join(work, out)], check=True, capture_output=True)
+            outs.append(numpy_helper.to_array(onnx.load_tensor(os.path.join(work, out, "output_0.pb"))))
+        if not np.allclose(outs[0], outs[1], rtol=1e-3, atol=1e-4):
+            failures.append("kiln run of the artifact: outputs differ from the .onnx's")
+
+        # 2. SIGSTOP past the lease: the other worker commits, the stopped one is fenced off.
+        c2, c2_log = worker("c", 6000)
+        job2 = c.call("POST", "/v1/models/mlp/versions/1/compile", compile_request(2), write)[1]["job"]
+        body = c.wait_job(job2, write, until=("running",))
+        holder, other = (b, c2) if f":{b.pid}:" in body["worker"] else (c2, b)
+        holder.send_signal(signal.SIGSTOP)
+        time.sleep(2.5)  # the lease (2 s) runs out while the holder is stopped
+        done2 = c.wait_job(job2, write)
+        holder.send_signal(signal.SIGCONT)
+        expect("job 2", (done2["state"], done2["attempt"], f":{other.pid}:" in done2["worker"]), ("succeeded", 2, True))
+        holder_log = b_log if holder is b else c2_log
+        end = time.time() + 30
+        while time.time() < end and not re.search(rf"job {job2} attempt 1: (lost its lease|refused at commit)",
+                                                  open(holder_log).read()):
+            time.sleep(0.1)
+        if not re.search(rf"job {job2} attempt 1: (lost its lease|refused at commit)", open(holder_log).read()):
+            failures.append(f"the stopped worker was not fenced off: {open(holder_log).read()[-800:]}")
+        expect("job 2 unchanged by the stopped worker", c.call("GET", f"/v1/jobs/{job2}", tok=write)[1]["worker"],
+               done2["worker"])
+
+        # 3. Six jobs, two workers: each done and committed once.
+        jobs = [c.call("POST", "/v1/models/mlp/versions/1/compile", compile_request(10 + i), write)[1]["job"]
+                for i in range(6)]
+        for j in jobs:
+            expect(f"job {j}", c.wait_job(j, write)["state"], "succeeded")
+        logs = "".join(open(p).read() for p in (a_log, b_log, c2_log))
+        for j in [job1, job2, *jobs]:
+            commits = re.findall(rf"job {j} attempt \d+: committed", logs)
+            expect(f"commits of job {j}", len(commits), 1)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+                p.terminate()
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        pg.stop()
+    for f in failures:
+        print("FAIL", f)
+    print(f"serve_postgres: {'passed' if not failures else f'{len(failures)} failures'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
