@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -70,8 +71,11 @@ fs::path safe_external_path(const fs::path& model_dir, const std::string& locati
 }
 
 void write_file_atomically(const fs::path& path, const std::string& bytes) {
+  // A name of this process and call: two writers of one path (two workers storing the same cache
+  // entry) never write into each other's temporary file; the last rename wins, whole.
+  static std::atomic<uint64_t> serial{0};
   fs::path tmp = path;
-  tmp += ".kiln-tmp";
+  tmp += fmt::format(".kiln-tmp.{}.{}", static_cast<long>(::getpid()), serial++);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     KILN_CHECK(out.good(), ErrorKind::kBadInput, "cannot write '{}'", tmp.string());
