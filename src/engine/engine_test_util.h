@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/compiled_model.h"
+#include "engine/cpu/cpu_features.h"
 #include "runtime/compare.h"
 #include "runtime/session.h"
 #include "support/error.h"
@@ -163,6 +164,12 @@ inline PlanSummary expect_same_as_reference(const MakeModel& make, const std::ve
   }
   return fast.summary(dims);
 }
+
+// Whether oneDNN's direct convolutions write channels-last here: its AVX-512 kernels (brgconv) do,
+// its AVX2 ones write channel-blocked (nChw8c). Tests of what the plan does around channels-last
+// conv outputs (in-place concats, shuffles, windows, reorders counted) assert it only then; their
+// outputs are checked against the reference on every CPU.
+inline bool convs_write_channels_last() { return cpu::active_isa() == cpu::Isa::kAvx512; }
 
 inline int steps_of(const PlanSummary& s, const std::string& kernel) {
   auto it = s.kernels.find(kernel);

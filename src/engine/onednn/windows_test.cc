@@ -26,6 +26,7 @@ TEST(OnednnConcatSplit, ChannelsLastStaysSo) {
   // direct convs: channels-last throughout (Winograd's would be channel-blocked)
   const auto s = expect_same_as_reference(make, {random_tensor({1, 8, 6, 5}, 1)}, 1e-4, 1e-5,
                                           {.winograd = false});
+  if (!convs_write_channels_last()) GTEST_SKIP() << "this CPU's convs write channel-blocked outputs";
   EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
   EXPECT_EQ(steps_of(s, "onednn.concat"), 0);
   EXPECT_EQ(steps_of(s, "onednn.split"), 2);
@@ -51,6 +52,7 @@ TEST(OnednnConcatSplit, ConcatOfLaidOutPieces) {
       };
       const auto s = expect_same_as_reference(make, {random_tensor({2, 8, 6, 5}, 1)}, 1e-4, 1e-5,
                                               {.winograd = winograd});
+      if (!convs_write_channels_last()) continue;  // the outputs were checked; the steps are AVX-512's
       EXPECT_EQ(steps_of(s, "cpu.concat") + steps_of(s, "onednn.concat"), 1);
       if (!winograd) {
         EXPECT_EQ(steps_of(s, "cpu.concat"), 1);
@@ -179,7 +181,9 @@ TEST(OnednnSlice, WindowsOfAChannelsLastTensor) {
       return b.take();
     };
     const auto s = expect_same_as_reference(make, {random_tensor({1, 4, 6, 5}, 1)});
-    EXPECT_EQ(steps_of(s, "onednn.slice"), c.onednn);
+    if (convs_write_channels_last()) {
+      EXPECT_EQ(steps_of(s, "onednn.slice"), c.onednn);
+    }
   }
 }
 
