@@ -456,9 +456,8 @@ void check_function_calls(const Model& m) {
   for (const auto& f : m.functions) visit(&f);
 }
 
-}  // namespace
-
-Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path& dir) {
+// The bytes as a ModelProto, with protobuf's nesting limit at kiln's; kBadModel otherwise.
+onnx::ModelProto parse_model_proto(std::string_view bytes) {
   KILN_CHECK(bytes.size() < size_t(INT_MAX), ErrorKind::kBadModel,
              "model file is {} bytes: above 2 GB, weights must be in external data", bytes.size());
   onnx::ModelProto mp;
@@ -468,6 +467,13 @@ Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path&
   KILN_CHECK(mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage(), ErrorKind::kBadModel,
              "not a valid ONNX model (protobuf parse failed: truncated, corrupt or nested too "
              "deep)");
+  return mp;
+}
+
+}  // namespace
+
+Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path& dir) {
+  onnx::ModelProto mp = parse_model_proto(bytes);
   Importer importer(dir);
   Model m = importer.import(mp);
   check_function_calls(m);
@@ -511,14 +517,7 @@ void external_locations(const onnx::GraphProto& g, std::vector<std::string>& out
 }  // namespace
 
 std::vector<std::filesystem::path> external_data_files(std::string_view bytes, const std::filesystem::path& dir) {
-  KILN_CHECK(bytes.size() < size_t(INT_MAX), ErrorKind::kBadModel,
-             "model file is {} bytes: above 2 GB, weights must be in external data", bytes.size());
-  onnx::ModelProto mp;
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                            static_cast<int>(bytes.size()));
-  in.SetRecursionLimit(limits::kMaxGraphNesting * 4);
-  KILN_CHECK(mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage(), ErrorKind::kBadModel,
-             "not a valid ONNX model (protobuf parse failed: truncated, corrupt or nested too deep)");
+  const onnx::ModelProto mp = parse_model_proto(bytes);
   std::vector<std::string> names;
   external_locations(mp.graph(), names);
   for (const auto& f : mp.functions())
