@@ -29,7 +29,7 @@ struct PlacementRequest {
 struct PlacementRecord {
   nlohmann::json placement;  // the manifest's "placement"
   nlohmann::json backends;   // the manifest's "backends": name, version, nodes, per backend used
-  nlohmann::json predicted;  // the manifest's "predicted": the roofline bound on the target's peaks
+  nlohmann::json predicted;  // the manifest's "predicted": the roofline estimate on the target's peaks
   std::vector<std::string> notes;  // missing backends and fallbacks, for the command's output
 };
 

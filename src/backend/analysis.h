@@ -32,7 +32,7 @@ struct TargetAnalysis {
   std::vector<OpPlacement> ops;              // by node count, descending
   std::vector<std::string> recommended;      // backend order
   std::string recommended_why;
-  LatencyPrediction predicted;               // the roofline bound on the target's peaks
+  LatencyPrediction predicted;               // the roofline estimate on the target's peaks
 };
 
 struct Analysis {

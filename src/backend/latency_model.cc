@@ -81,7 +81,7 @@ LatencyPrediction predict_latency(const engine::GraphFacts& facts, const TargetP
 }
 
 std::string prediction_text(const LatencyPrediction& p) {
-  return fmt::format("{:.3g} ms{} (roofline bound: {} of {} nodes compute-bound; {:.0f} GFLOP/s, {:.0f} GB/s {})",
+  return fmt::format("{:.3g} ms{} (roofline estimate: {} of {} nodes compute-bound; {:.0f} GFLOP/s, {:.0f} GB/s {})",
                      p.ms, p.exact ? "" : "+", p.compute_bound, p.nodes, p.peaks.gflops, p.peaks.gbps, p.peaks.source);
 }
 

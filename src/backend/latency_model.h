@@ -1,7 +1,8 @@
 // The predicted latency of a graph on a target: kiln's cost model (src/ops/cost.h: FLOPs and bytes
-// per node at one plan's dims) under the target's roofline, node by node, summed. It is a bound
-// (no kernel beats its roof), so the measured latency over the predicted is how close kiln's
-// kernels come; `kiln analyze` and `kiln compile` print both where the target runs here.
+// per node at one plan's dims) under the target's roofline, node by node, summed. Every node's
+// bytes are counted at DRAM bandwidth, so activations that stay in cache make it pessimistic and
+// kernels below their roof make it optimistic: an estimate, not a bound. `kiln analyze` and
+// `kiln compile` print it, and the measured latency beside it where the target runs here.
 //
 // The peaks: this machine's, measured by the peak probe (profile/peak_probe.h, cached per CPU) for
 // the target it is; another x86 level on this machine scales the measured fp32 peak by the vector
@@ -42,7 +43,7 @@ TargetPeaks target_peaks(const Target& t, int threads);
 // FLOPs over the peak (int8's for the integer ops) and its bytes over the bandwidth.
 LatencyPrediction predict_latency(const engine::GraphFacts& facts, const TargetPeaks& peaks);
 
-// "1.93 ms (roofline bound: 41 of 52 nodes memory-bound; 2400 GFLOP/s, 80 GB/s measured on ...)".
+// "1.93 ms (roofline estimate: 41 of 52 nodes memory-bound; 2400 GFLOP/s, 80 GB/s measured on ...)".
 std::string prediction_text(const LatencyPrediction& p);
 // {"ms", "compute_ms", "memory_ms", "nodes", "compute_bound", "exact", "gflops", "int8_gops", "gbps", "peaks"}
 nlohmann::json prediction_json(const LatencyPrediction& p);

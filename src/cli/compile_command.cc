@@ -59,7 +59,7 @@ void print_summary(const artifact::Manifest& m, const std::string& out, size_t b
   }
   if (j.contains("predicted") && j["predicted"].is_object()) {
     const auto& p = j["predicted"];
-    std::cout << fmt::format("  predicted  {:.3g} ms, the roofline bound ({:.0f} GFLOP/s, {:.0f} GB/s {}){}\n",
+    std::cout << fmt::format("  predicted  {:.3g} ms, the roofline estimate ({:.0f} GFLOP/s, {:.0f} GB/s {}){}\n",
                              p.value("ms", 0.0), p.value("gflops", 0.0), p.value("gbps", 0.0),
                              p.value("peaks", ""),
                              j.contains("measured") ? fmt::format("; measured p50 {:.2f}x it",
