@@ -67,18 +67,21 @@ int compile_target_in_dir(const fs::path& dir) {
   return code;
 }
 
-ChildOutcome compile_in_child(const fs::path& kiln_exe, const fs::path& dir, int timeout_s, const std::atomic<bool>* abandon) {
+ChildExit run_child(const fs::path& exe, const std::vector<std::string>& args, const fs::path& log_path, int timeout_s,
+                    const std::atomic<bool>* abandon) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  ChildOutcome out;
-  const std::string exe = kiln_exe.string(), d = dir.string(), log = (dir / "log.txt").string();
-  const char* argv[] = {exe.c_str(), "worker", "--compile-target", d.c_str(), nullptr};
+  ChildExit out;
+  const std::string exe_s = exe.string(), log = log_path.string();
+  std::vector<char*> argv = {const_cast<char*>(exe_s.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid < 0) fail(ErrorKind::kRuntime, "cannot start a compile process: {}", std::strerror(errno));
+  if (pid < 0) fail(ErrorKind::kRuntime, "cannot start a child process: {}", std::strerror(errno));
   if (pid == 0) {  // the child: only async-signal-safe calls until exec
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker killed: its compile goes too
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker killed: its child goes too
     if (getppid() != parent) _exit(127);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
@@ -86,42 +89,51 @@ ChildOutcome compile_in_child(const fs::path& kiln_exe, const fs::path& dir, int
       dup2(fd, 2);
       close(fd);
     }
-    execv(exe.c_str(), const_cast<char* const*>(argv));
+    execv(exe_s.c_str(), argv.data());
     _exit(127);
   }
   setpgid(pid, pid);
   int status = 0;
-  bool killed_for_time = false, killed_abandoned = false;
   for (;;) {
     const pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
     const bool late = Clock::now() - t0 > std::chrono::seconds(timeout_s);
     const bool give_up = abandon && abandon->load();
-    if ((late || give_up) && !killed_for_time && !killed_abandoned) {
+    if ((late || give_up) && !out.timed_out && !out.abandoned) {
       kill(-pid, SIGKILL);
-      killed_for_time = late;
-      killed_abandoned = !late;
+      out.timed_out = late;
+      out.abandoned = !late;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (killed_for_time) {
+  if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
+  if (WIFEXITED(status)) out.code = WEXITSTATUS(status);
+  return out;
+}
+
+std::string last_log_line(const fs::path& log) { return last_line(slurp(log)); }
+
+ChildOutcome compile_in_child(const fs::path& kiln_exe, const fs::path& dir, int timeout_s, const std::atomic<bool>* abandon) {
+  ChildOutcome out;
+  const ChildExit e = run_child(kiln_exe, {"worker", "--compile-target", dir.string()}, dir / "log.txt", timeout_s, abandon);
+  out.seconds = e.seconds;
+  if (e.timed_out) {
     out.error = "the compile ran past the job time limit (" + std::to_string(timeout_s) + " s) and was stopped";
     return out;
   }
-  if (killed_abandoned) {
+  if (e.abandoned) {
     out.error = "the compile was stopped: this worker lost the job's lease";
     return out;
   }
   out.result = json::parse(slurp(dir / "result.json"), nullptr, false);
-  if (WIFSIGNALED(status)) {
-    out.error = "the compile process died on signal " + std::to_string(WTERMSIG(status)) + " (" +
-                strsignal(WTERMSIG(status)) + ")";
+  if (e.signal) {
+    out.error = "the compile process died on signal " + std::to_string(e.signal) + " (" + strsignal(e.signal) + ")";
     return out;
   }
   if (out.result.is_discarded() || !out.result.is_object()) {
-    out.error = "the compile process exited " + std::to_string(WEXITSTATUS(status)) + " without a result: " +
+    out.error = "the compile process exited " + std::to_string(e.code) + " without a result: " +
                 last_line(slurp(dir / "log.txt"));
     return out;
   }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,22 @@ namespace kiln::serve {
 // "model": the .onnx file, DIR/model.onnx when not given}).
 // Returns the exit code (0, or 2 with {"error"} in result.json).
 int compile_target_in_dir(const std::filesystem::path& dir);
+
+// How a child process ended.
+struct ChildExit {
+  int code = -1;             // its exit status when it exited
+  int signal = 0;            // the signal it died on, else 0
+  bool timed_out = false;    // killed at the time limit
+  bool abandoned = false;    // killed because *abandon turned true
+  double seconds = 0;
+};
+
+// Runs `exe args...` in a process group of its own (it dies with this process), stdout and
+// stderr into `log`; kills the group after `timeout_s` or as soon as `*abandon` turns true.
+ChildExit run_child(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                    const std::filesystem::path& log, int timeout_s, const std::atomic<bool>* abandon);
+// The last line of a child's log (300 characters at most), for its one-line error.
+std::string last_log_line(const std::filesystem::path& log);
 
 struct ChildOutcome {
   bool ok = false;           // result.json and artifact.kiln are there

@@ -27,7 +27,7 @@ def main():
     data = os.path.join(work, "data")
     token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
                                          check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
+    write, read, admin = token("write"), token("read"), token("admin")
     port = free_port()
     c = Client(f"http://127.0.0.1:{port}")
     log = os.path.join(work, "serve.log")
@@ -122,13 +122,15 @@ def main():
         if "does not run here" not in (t.get("fallback") or {}).get("reason", ""):
             failures.append(f"aarch64 fallback reason: {t.get('fallback')}")
 
-        # Aliases.
+        # Aliases: moved through a gate (tests/serve/serve_ci.py) or, without one, by an admin token.
         expect("alias with a read token", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, read)[0], 403)
-        expect("alias", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, write),
-               (200, {"name": "mlp", "alias": "prod", "version": 1}))
-        expect("alias of a missing version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 5}, write)[0], 404)
-        expect("alias that is a number", c.call("PUT", "/v1/models/mlp/aliases/12", {"version": 1}, write)[0], 400)
-        expect("alias without a version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"v": 1}, write)[0], 400)
+        status, body = c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, write)
+        expect("alias without a gate, write token", (status, "gate" in body.get("error", "")), (403, True))
+        expect("alias", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, admin),
+               (200, {"name": "mlp", "alias": "prod", "version": 1, "gate": "forced (admin token)"}))
+        expect("alias of a missing version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 5}, admin)[0], 404)
+        expect("alias that is a number", c.call("PUT", "/v1/models/mlp/aliases/12", {"version": 1}, admin)[0], 400)
+        expect("alias without a version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"v": 1}, admin)[0], 400)
         status, body = c.call("GET", "/v1/models/mlp/versions/prod", tok=read)
         expect("version by alias", (status, body.get("version")), (200, 1))
         status, body = c.call("GET", "/v1/models/mlp", tok=read)

@@ -1,0 +1,22 @@
+// The routes of kiln serve's CI flow (docs/service.md): calibration tensors uploaded for quantized
+// compile jobs (POST /v1/tensors), aliases moved only through a gate (PUT
+// /v1/models/{name}/aliases/{alias}: serve/gate.h), and the job list (GET /v1/jobs).
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+
+#include "serve/registry_store.h"
+#include "serve/service_stores.h"
+
+namespace kiln::serve {
+
+// Checks the request's Bearer token allows `need` (HttpError 401/403 otherwise); returns its scope.
+using Authorize = std::function<TokenScope(const httplib::Request&, TokenScope need)>;
+
+// Registers the routes on `server`; they use `stores` (and a job queue connection of their own)
+// for as long as the server runs.
+void add_ci_routes(httplib::Server& server, const ServiceStores& stores, Authorize authorize);
+
+}  // namespace kiln::serve
