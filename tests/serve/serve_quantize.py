@@ -4,7 +4,8 @@ real server process on loopback. Dynamic int8: the artifact is smaller than the 
 outputs are near the float model's but not the same, the target's result records the request and
 the accuracy against the float original, and the cache key is not the float compile's; the same
 request again is a cache hit (quantized model and artifact); static int8 with calibration sets
-uploaded (POST /v1/tensors) and with random ones; bad values are 400s with one line.
+uploaded (POST /v1/tensors) and with random ones; a calibration set kiln quantize refuses fails
+the job's targets with its message; bad values are 400s with one line.
 
     tests/serve/serve_quantize.py KILN MODEL WORKDIR
 """
@@ -138,6 +139,19 @@ def main():
             outs = qz.get("accuracy", {}).get("outputs", [])
             if not (outs and outs[0].get("cosine", 0) > 0.95):
                 failures.append(f"{what} accuracy: {qz}")
+        # A calibration tensor of the wrong shape passes the server's checks (one per input) and
+        # fails in kiln quantize: every target fails with its one-line message, the worker goes on.
+        wrong = numpy_helper.from_array(np.zeros((1, 10), np.float32), "input").SerializeToString()
+        status, body = c.call("POST", "/v1/tensors", wrong, write)
+        bad_job = compile_job({"targets": ["x86-64", "x86-64-v3"], "runs": 1,
+                               "quantize": {"mode": "static", "calibrate": [[body.get("sha256")]]}})
+        if bad_job:
+            expect("bad calibration: job", bad_job["state"], "failed")
+            for t in bad_job["targets"]:
+                err = t.get("error", "")
+                expect(f"bad calibration: {t.get('target')}",
+                       (t.get("state"), err.startswith("quantize: "), "\n" in err, "shape" in err, data in err),
+                       ("failed", True, False, True, False))
         if uploaded and random_sets and uploaded["targets"][0].get("cache_key") == random_sets["targets"][0].get("cache_key"):
             failures.append("static with uploaded and with random calibration share a cache key")
     finally:
