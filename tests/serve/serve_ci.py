@@ -142,6 +142,10 @@ def main():
             expect(f"bad pipeline {what}", (code, err.count("\n"), err.startswith("kiln: error:")), (2, 1, True))
         code, out, err, _ = ci(pipeline("nt2.json"), tok="")
         expect("a server without a token", (code, "token" in err), (2, True))
+        code, out, err, _ = ci(pipeline("https.json", server="https://127.0.0.1:1"))
+        expect("an https server", (code, "http://HOST:PORT" in err), (2, True))
+        code, out, err, _ = ci(pipeline("down.json", server=f"http://127.0.0.1:{free_port()}"))
+        expect("a server that does not answer", (code, "no answer" in err, err.count("\n")), (2, True, 1))
 
         # 7. Locally (no server): the candidate against a baseline model file.
         code, out, err, rep = ci(pipeline("local.json", server=None, alias=None, model="mlp_b.onnx", baseline="mlp.onnx"))
