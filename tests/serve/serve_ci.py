@@ -106,6 +106,19 @@ def main():
             failures.append(f"accuracy gate's table: {out}{err}")
         expect("production after the accuracy gate", production(), 2)
 
+        # 4b. Static int8 calibrated on a folder of sets (uploaded by kiln ci as POST /v1/tensors).
+        for k in range(2):
+            d = os.path.join(work, "calib", f"test_data_set_{k}")
+            os.makedirs(d)
+            x = np.random.default_rng(k).standard_normal((1, 768)).astype(np.float32)
+            open(os.path.join(d, "input_0.pb"), "wb").write(numpy_helper.from_array(x, "input").SerializeToString())
+        code, out, err, rep_s = ci(pipeline("s.json", model="mlp_c.onnx", calibrate_dir="calib", alias=None,
+                                            tolerance={"min_cosine": 0.99}, compile={"runs": 3, "quantize": {"mode": "static"}}))
+        status, sjob = c.call("GET", f"/v1/jobs/{rep_s.get('job')}", tok=read)
+        sq = (sjob.get("targets") or [{}])[0].get("quantize", {}) if status == 200 else {}
+        expect("calibrate_dir", (code, sq.get("calibration", {}).get("sets"), len(sq.get("request", {}).get("calibrate", []))),
+               (0, 2, 2))
+
         # 5. The server moves an alias only through a gate that passes on the jobs it ran.
         alias = "/v1/models/mlp/aliases/production"
         status, body = c.call("PUT", alias, {"version": 3}, write)
