@@ -70,8 +70,8 @@ function target_rows(job) {
     const acc = t.accuracy || {};
     let q = "";
     if (t.quantize) {  // the mode and the lowest cosine of an output against the float original
-      const cos = (t.quantize.accuracy.outputs || []).filter((o) => o.compared).map((o) => o.cosine);
-      q = t.quantize.request.mode + (cos.length ? " (cosine " + Math.min(...cos).toFixed(5) + ")" : "");
+      const cos = ((t.quantize.accuracy || {}).outputs || []).filter((o) => o.compared).map((o) => o.cosine);
+      q = (t.quantize.request || {}).mode + (cos.length ? " (cosine " + Math.min(...cos).toFixed(5) + ")" : "");
     }
     const why = t.error || (t.fallback && t.fallback.reason) || "";
     const links = el("span", {});
