@@ -1,6 +1,7 @@
 // The routes of kiln serve's CI flow (docs/service.md): calibration tensors uploaded for quantized
 // compile jobs (POST /v1/tensors), aliases moved only through a gate (PUT
-// /v1/models/{name}/aliases/{alias}: serve/gate.h), and the job list (GET /v1/jobs).
+// /v1/models/{name}/aliases/{alias}: serve/gate.h), the job list (GET /v1/jobs) and a job's
+// report pages (GET /v1/jobs/{id}/reports/{name}), and the web page that shows them (GET /).
 #pragma once
 
 #include <httplib.h>
