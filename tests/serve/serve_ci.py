@@ -167,6 +167,16 @@ def main():
         code, out, err, rep = ci(pipeline("local_fail.json", server=None, alias=None, model="mlp_b.onnx",
                                           baseline="mlp.onnx", latency_regression=-0.99))
         expect("local failing gate", (code, rep.get("passed")), (1, False))
+        # Locally with a kept --data: the alias lives there and moves through the same gate.
+        local = os.path.join(work, "local-data")
+        code, out, err, rep = ci(pipeline("lp1.json", server=None, alias="prod"), "--promote", "--data", local)
+        expect("local promote 1", (code, rep.get("promoted")), (0, True))
+        code, out, err, rep = ci(pipeline("lp2.json", server=None, alias="prod", model="mlp_b.onnx",
+                                          latency_regression=-0.99), "--promote", "--data", local)
+        expect("local promote refused", (code, rep.get("promoted"), "'prod' (version 1)" in out), (1, False, True))
+        code, out, err, rep = ci(pipeline("lp3.json", server=None, alias="prod", model="mlp_b.onnx"), "--promote",
+                                 "--data", local)
+        expect("local promote 2", (code, rep.get("promoted"), "baseline_job" in rep), (0, True, True))
     finally:
         server.terminate()
         server.wait(timeout=60)
