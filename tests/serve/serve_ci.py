@@ -141,7 +141,9 @@ def main():
         expect("production moved by the gate", production(), 3)
 
         # 6. Bad pipelines and flags: exit 2, one line.
+        open(os.path.join(work, "junk.onnx"), "wb").write(b"\x08\x07junk")
         bad = {"notjson.txt": pipeline("notjson.txt"),
+               "a model the server refuses": pipeline("junk.json", model="junk.onnx"),
                "yaml": pipeline("p.yaml"),
                "no targets": pipeline("nt.json", targets=None),
                "unknown target": pipeline("ut.json", targets=["z80"]),
