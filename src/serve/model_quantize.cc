@@ -76,7 +76,7 @@ QuantizedModel quantize_for_job(const ServiceStores& stores, const fs::path& kil
   if (e.signal) fail(ErrorKind::kRuntime, "kiln quantize died on signal {} ({})", e.signal, strsignal(e.signal));
   // The message without the worker's folder (a client sees it): "quantize/calibration/test_data_set_0000: ...".
   std::string why = message_of(last_log_line(dir / "log.txt"));
-  for (const std::string prefix : {fs::absolute(work).string() + "/", work.string() + "/"})
+  for (const std::string& prefix : {fs::absolute(work).string() + "/", work.string() + "/"})
     for (size_t at; (at = why.find(prefix)) != std::string::npos;) why.erase(at, prefix.size());
   if (e.code == 2) fail(ErrorKind::kBadInput, "quantize: {}", why);
   if (e.code != 0) fail(ErrorKind::kRuntime, "kiln quantize exited {}: {}", e.code, why);
