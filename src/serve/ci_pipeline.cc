@@ -141,7 +141,9 @@ int run_ci(const Pipeline& p, const CiOptions& o) {
   std::string against = "nothing (no baseline: latency is not compared)";
   if (!p.baseline.empty()) {
     baseline_version = b->upload_model(p.name, slurp(p.baseline, "baseline"));
-    against = fmt::format("{} (version {})", p.baseline.filename().string(), *baseline_version);
+    against = *baseline_version == version
+                  ? fmt::format("nothing: {} is the same model (version {})", p.baseline.filename().string(), version)
+                  : fmt::format("{} (version {})", p.baseline.filename().string(), *baseline_version);
   } else if (!p.alias.empty()) {
     baseline_version = b->alias_version(p.name, p.alias);
     if (baseline_version == version) {
