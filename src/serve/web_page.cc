@@ -46,6 +46,7 @@ function table(head, rows) {
 const num = (x, digits) => (typeof x === "number" ? x.toFixed(digits) : "-");
 const when = (s) => (s ? new Date(s * 1000).toISOString().replace("T", " ").slice(0, 19) : "-");
 let token = "";
+let refresh = 0;
 async function api(path) {
   const r = await fetch(path, {headers: {Authorization: "Bearer " + token}});
   const body = await r.json().catch(() => ({}));
@@ -109,7 +110,11 @@ async function show() {
                        target_rows(j)));
     }
     $("jobs").replaceChildren(jobs.length ? box : el("p", {}, "no jobs yet"));
-    $("status").textContent = models.length + " models, " + jobs.length + " recent jobs";
+    const busy = jobs.filter((j) => j.state === "queued" || j.state === "running").length;
+    $("status").textContent = models.length + " models, " + jobs.length + " recent jobs" +
+                              (busy ? ", " + busy + " not done (refreshing)" : "");
+    clearTimeout(refresh);
+    if (busy) refresh = setTimeout(show, 2000);  // until every job shown is done
   } catch (e) {
     $("status").textContent = "";
     $("errors").textContent = e.message;
