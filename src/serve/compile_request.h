@@ -5,7 +5,9 @@
 //    "quantize": {"mode": "dynamic"}}
 // "runs" are the timed runs of the measurement (latency, and accuracy against the original: kiln
 // compile's --verify); 0 measures nothing. "quantize" (serve/quantize_request.h): kiln quantize's
-// options, applied before the targets are compiled.
+// options, applied before the targets are compiled. "measure_hits": a target taken from the
+// compile cache is measured again here and now (kiln ci sets it, so that the candidate's and the
+// baseline's latencies are measured at the same time), instead of reporting its compile's figures.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@ struct CompileRequest {
   uint64_t seed = 0;
   int threads = 0;
   bool allow_newer_opset = false;
+  bool measure_hits = false;  // a compile cache hit is measured again (else: the figures of its compile)
   std::optional<QuantizeRequest> quantize;  // none: the float model is compiled
 };
 

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "artifact/compile.h"
+#include "artifact/measure.h"
+#include "target/target.h"
 #include "serve/compile_request.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
@@ -51,6 +53,17 @@ int compile_target_in_dir(const fs::path& dir) {
     KILN_CHECK(req.is_object() && req.contains("options") && req.contains("target"), ErrorKind::kBadInput,
                "--compile-target '{}': no request.json of a compile job there", dir.string());
     const CompileRequest r = parse_compile_request(req["options"]);
+    if (req.contains("measure")) {  // an artifact of the cache, measured again
+      const std::string target = req["target"].get<std::string>(), model = req.value("model", (dir / "model.onnx").string());
+      std::vector<std::string> notes;
+      KILN_CHECK(missing_on_host(find_target(target)).empty(), ErrorKind::kBadInput,
+                 "target {} does not run here: nothing to measure", target);
+      if (std::string p = apply_isa_cap(find_target(target)); !p.empty()) notes.push_back(p);
+      const json m = artifact::measure_artifact(slurp(req["measure"].get<std::string>()), slurp(model),
+                                                fs::path(model).parent_path(), compile_options(r, target, model), notes);
+      write_file_atomically(dir / "result.json", json{{"measured", m}, {"notes", notes}}.dump());
+      return 0;
+    }
     const artifact::CompileResult c =
         artifact::compile(compile_options(r, req["target"].get<std::string>(),
                                           req.value("model", (dir / "model.onnx").string())));
@@ -114,6 +127,25 @@ ChildExit run_child(const fs::path& exe, const std::vector<std::string>& args, c
 }
 
 std::string last_log_line(const fs::path& log) { return last_line(slurp(log)); }
+
+MeasureOutcome measure_in_child(const fs::path& kiln_exe, const fs::path& dir, const json& options, const std::string& target,
+                                const fs::path& model, const fs::path& artifact, int timeout_s,
+                                const std::atomic<bool>* abandon) {
+  MeasureOutcome out;
+  fs::create_directories(dir);
+  write_file_atomically(dir / "request.json",
+                        json{{"target", target}, {"model", fs::absolute(model).string()},
+                             {"measure", fs::absolute(artifact).string()}, {"options", options}}.dump());
+  const ChildExit e = run_child(kiln_exe, {"worker", "--compile-target", dir.string()}, dir / "log.txt", timeout_s, abandon);
+  const json r = json::parse(slurp(dir / "result.json"), nullptr, false);
+  if (e.timed_out || e.abandoned || e.signal || !r.is_object())
+    out.error = "the measurement did not finish: " + last_line(slurp(dir / "log.txt"));
+  else if (r.contains("error"))
+    out.error = r["error"].get<std::string>();
+  else
+    out.measured = r["measured"];
+  return out;
+}
 
 ChildOutcome compile_in_child(const fs::path& kiln_exe, const fs::path& dir, int timeout_s, const std::atomic<bool>* abandon) {
   ChildOutcome out;

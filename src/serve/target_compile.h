@@ -19,7 +19,9 @@
 namespace kiln::serve {
 
 // The child's side: compiles as DIR/request.json says ({"options": CompileRequest JSON, "target",
-// "model": the .onnx file, DIR/model.onnx when not given}).
+// "model": the .onnx file, DIR/model.onnx when not given}); with "measure": an artifact file, it
+// only measures that artifact against the model (under the target's ISA caps, as the compile
+// would) and writes {"measured", "notes"}.
 // Returns the exit code (0, or 2 with {"error"} in result.json).
 int compile_target_in_dir(const std::filesystem::path& dir);
 
@@ -46,6 +48,17 @@ struct ChildOutcome {
   std::string error;         // why not, one line
   double seconds = 0;
 };
+
+// The parent's side of "measure": the artifact `artifact` of `model` measured in a child in `dir`;
+// the manifest's "measured" JSON, or an error.
+struct MeasureOutcome {
+  nlohmann::json measured;  // null when not measured
+  std::string error;
+};
+MeasureOutcome measure_in_child(const std::filesystem::path& kiln_exe, const std::filesystem::path& dir,
+                                const nlohmann::json& options, const std::string& target,
+                                const std::filesystem::path& model, const std::filesystem::path& artifact,
+                                int timeout_s, const std::atomic<bool>* abandon);
 
 // The parent's side: runs `kiln_exe worker --compile-target DIR`, its output into DIR/log.txt,
 // killed (its whole process group) after `timeout_s` or as soon as `*abandon` turns true.

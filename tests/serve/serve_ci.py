@@ -87,6 +87,10 @@ def main():
         row = (rep.get("targets") or [{}])[0]
         expect("second gate", (code, rep.get("promoted"), "baseline_job" in rep, row.get("baseline_p50_ms", 0) > 0),
                (0, True, True, True))
+        # The baseline (version 1, compiled in 1.) is a cache hit, measured again now (measure_hits).
+        status, bjob = c.call("GET", f"/v1/jobs/{rep.get('baseline_job')}", tok=read)
+        bt = (bjob.get("targets") or [{}])[0] if status == 200 else {}
+        expect("baseline measured again", (bt.get("cache_hit"), bt.get("measured", {}).get("again")), (True, True))
         if "'production' (version 1)" not in out:
             failures.append(f"second gate does not say what it compared with: {out}{err}")
         expect("production after the second gate", production(), 2)

@@ -114,6 +114,16 @@ def main():
             expect(f"again {t['target']} cache", t.get("cache_hit"), True)
             expect(f"again {t['target']} artifact", t.get("artifact"), per[t["target"]]["artifact"])
 
+        # Again with measure_hits: the hit's artifact measured again now, the same bytes.
+        status, again3 = c.call("POST", "/v1/models/mlp/versions/1/compile", dict(request, measure_hits=True), write)
+        for t in c.wait_job(again3["job"], read)["targets"]:
+            m = t.get("measured") or {}
+            want_again = True if t.get("runs_here") else None
+            expect(f"measured again {t['target']}", (t.get("cache_hit"), m.get("again"), t.get("artifact")),
+                   (True, want_again, per[t["target"]]["artifact"]))
+            if t.get("runs_here") and not (m.get("latency_p50_ms", 0) > 0 and t.get("accuracy", {}).get("outputs_match")):
+                failures.append(f"measured again {t['target']}: {m}")
+
         # A target that does not run here: compiled, unmeasured, fell back with the reason.
         status, q3 = c.call("POST", "/v1/models/mlp/versions/1/compile", {"targets": ["aarch64-linux"], "runs": 1}, write)
         job3 = c.wait_job(q3["job"], read)
