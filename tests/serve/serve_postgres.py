@@ -164,6 +164,10 @@ def main():
         for j in [job1, job2, *jobs]:
             commits = re.findall(rf"job {j} attempt \d+: committed", logs)
             expect(f"commits of job {j}", len(commits), 1)
+        # The job list (the web page's) from PostgreSQL: newest first, every job once.
+        status, body = c.call("GET", "/v1/jobs?limit=20", tok=write)
+        expect("job list", (status, [j["job"] for j in body.get("jobs", [])]),
+               (200, sorted([job1, job2, *jobs], reverse=True)))
     finally:
         for p in procs:
             if p.poll() is None:
