@@ -1,0 +1,163 @@
+// The kernels of kernels_impl.h over 2-D blocks rather than rows: depthwise conv rows, rows times
+// a small matrix, transposes of 4-byte elements. Included by kernels_impl.h only, inside its ISA
+// namespace (after the row loops it uses, before the table that names these): no include guard,
+// no includes of its own.
+
+// Depthwise conv rows: blocks of 16 channels, 16 / W registers across.
+
+constexpr int kDwBlock = 16;
+
+// Kernels of kh x kw taps and a stride known at compile time: the taps of W channels in
+// registers, kOuts output pixels at a time (independent chains of fused multiply-adds), each
+// input pixel loaded once for all the outputs of the group it reaches. A row that does not end
+// on a whole group ends with one overlapping the one before (its outputs written twice, the
+// same values). Rows of fewer outputs take a smaller group.
+template <int KH, int KW, int S, int kOuts>
+void depthwise_row_fixed(const float* const* rows, int64_t ldr, const float* w, const float* bias,
+                         float* y, int64_t ldy, int64_t out_w) {  // out_w >= kOuts
+  constexpr int kCols = (kOuts - 1) * S + KW;  // input pixels a group of outputs reads
+  for (int j = 0; j < kDwBlock; j += W) {
+    Vec taps[KH * KW];
+#pragma GCC unroll 49
+    for (int t = 0; t < KH * KW; ++t) taps[t] = Vec::load(w + t * kDwBlock + j);
+    const Vec b = Vec::load(bias + j);
+    for (int64_t o = 0;; o += kOuts) {
+      o = std::min(o, out_w - kOuts);
+      Vec acc[kOuts];
+#pragma GCC unroll 8
+      for (int u = 0; u < kOuts; ++u) acc[u] = b;
+#pragma GCC unroll 7
+      for (int r = 0; r < KH; ++r) {
+        const float* row = rows[r] + o * S * ldr + j;
+#pragma GCC unroll 32
+        for (int i = 0; i < kCols; ++i) {
+          const Vec v = Vec::load(row + i * ldr);
+#pragma GCC unroll 8
+          for (int u = 0; u < kOuts; ++u) {
+            const int c = i - u * S;
+            if (c >= 0 && c < KW) acc[u] = fma(v, taps[r * KW + c], acc[u]);
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int u = 0; u < kOuts; ++u) acc[u].store(y + (o + u) * ldy + j);
+      if (o + kOuts == out_w) break;
+    }
+  }
+}
+
+void depthwise_row_kernel(const float* const* rows, int64_t ldr, int64_t kh, int64_t kw,
+                          int64_t stride, const float* w, const float* bias, float* y, int64_t ldy,
+                          int64_t out_w) {
+  // Groups of 8 outputs (3x3) or 4 (5x5: 25 taps in registers), halved for shorter rows.
+  const auto fixed = [&](auto kernel) { kernel(rows, ldr, w, bias, y, ldy, out_w); };
+  const bool s1 = stride == 1;
+  if (kh == 3 && kw == 3 && (s1 || stride == 2) && out_w >= 4) {
+    if (out_w >= 8) return s1 ? fixed(depthwise_row_fixed<3, 3, 1, 8>) : fixed(depthwise_row_fixed<3, 3, 2, 8>);
+    return s1 ? fixed(depthwise_row_fixed<3, 3, 1, 4>) : fixed(depthwise_row_fixed<3, 3, 2, 4>);
+  }
+  if (kh == 5 && kw == 5 && (s1 || stride == 2) && out_w >= 2) {
+    if (out_w >= 4) return s1 ? fixed(depthwise_row_fixed<5, 5, 1, 4>) : fixed(depthwise_row_fixed<5, 5, 2, 4>);
+    return s1 ? fixed(depthwise_row_fixed<5, 5, 1, 2>) : fixed(depthwise_row_fixed<5, 5, 2, 2>);
+  }
+  const int64_t step = stride * ldr;
+  for (int j = 0; j < kDwBlock; j += W)
+    for (int64_t o = 0; o < out_w; ++o) {
+      Vec acc = Vec::load(bias + j);
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t c = 0; c < kw; ++c)
+          acc = fma(Vec::load(rows[r] + o * step + c * ldr + j),
+                    Vec::load(w + (r * kw + c) * kDwBlock + j), acc);
+      acc.store(y + o * ldy + j);
+    }
+}
+
+void block_affine_kernel(const float* x, float* y, int64_t rows, const float* a, const float* b,
+                         bool relu) {
+  constexpr int kBlock = 16;
+  for (int j = 0; j < kBlock; j += W) {
+    const Vec va = Vec::load(a + j), vb = Vec::load(b + j), zero = Vec::zero();
+    if (relu) {
+      for (int64_t r = 0; r < rows; ++r)
+        max(zero, fma(Vec::load(x + r * kBlock + j), va, vb)).store(y + r * kBlock + j);
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        fma(Vec::load(x + r * kBlock + j), va, vb).store(y + r * kBlock + j);
+    }
+  }
+}
+
+void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {
+  const Vec wa = Vec::all(1.0f - w), wb = Vec::all(w);
+  map2(a, b, y, n, [&](Vec u, Vec v) { return fma(v, wb, u * wa); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows times a small matrix: R rows by V registers of columns at a time (R * V accumulators);
+// each weight register loaded serves R rows, each x value broadcast serves V registers. The last
+// register of a block may be partial (`lanes`).
+
+template <int R, int V>
+inline void rows_block(const float* x, int64_t depth, const float* w, int64_t cols,
+                       const float* bias, float* y, int64_t ldy, int lanes) {
+  const bool partial = lanes < W;  // the last register
+  Vec acc[R][V];
+  for (int v = 0; v < V; ++v) {
+    const Vec b = v == V - 1 && partial ? Vec::load(bias + v * W, lanes) : Vec::load(bias + v * W);
+    for (int r = 0; r < R; ++r) acc[r][v] = b;
+  }
+  for (int64_t k = 0; k < depth; ++k) {
+    Vec wk[V];
+    for (int v = 0; v < V; ++v)
+      wk[v] = v == V - 1 && partial ? Vec::load(w + k * cols + v * W, lanes) : Vec::load(w + k * cols + v * W);
+    for (int r = 0; r < R; ++r) {
+      const Vec xr = Vec::all(x[r * depth + k]);
+      for (int v = 0; v < V; ++v) acc[r][v] = fma(xr, wk[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) {
+      if (v == V - 1 && partial) acc[r][v].store(y + r * ldy + v * W, lanes);
+      else acc[r][v].store(y + r * ldy + v * W);
+    }
+}
+
+template <int V>
+inline void rows_panel(const float* x, int64_t rows, int64_t depth, const float* w, int64_t cols,
+                       const float* bias, float* y, int64_t ldy, int lanes) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) rows_block<4, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+  for (; r < rows; ++r) rows_block<1, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+}
+
+void rows_times_matrix_kernel(const float* x, int64_t rows, int64_t depth, const float* w,
+                              int64_t cols, const float* bias, float* y, int64_t ldy) {
+  // Panels of up to 4 registers of columns (4 x 4 accumulators), the last one partial.
+  for (int64_t c = 0; c < cols; c += 4 * W) {
+    const int64_t width = cols - c < 4 * W ? cols - c : 4 * W;
+    const int regs = static_cast<int>((width + W - 1) / W);
+    const int lanes = static_cast<int>(width - (regs - 1) * W);
+    const float *wc = w + c, *bc = bias + c;
+    float* yc = y + c;
+    switch (regs) {
+      case 1: rows_panel<1>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+      case 2: rows_panel<2>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+      case 3: rows_panel<3>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+      default: rows_panel<4>(x, rows, depth, wc, cols, bc, yc, ldy, lanes); break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transpose of 4-byte elements: register tiles, scalar edges.
+
+void transpose_4b_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
+                         int64_t cols) {
+  const int64_t full_r = rows / W * W, full_c = cols / W * W;
+  for (int64_t r = 0; r < full_r; r += W)
+    for (int64_t c = 0; c < full_c; c += W) transpose_tile(x + r * ldx + c, ldx, y + c * ldy + r, ldy);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t c0 = r < full_r ? full_c : 0;
+    for (int64_t c = c0; c < cols; ++c) y[c * ldy + r] = x[r * ldx + c];
+  }
+}
