@@ -1,5 +1,5 @@
-// kiln serve [--db URL] [--data DIR] [--listen HOST:PORT] [--workers N]: serves the registry and
-// runs compile jobs until stopped.
+// kiln serve [--db URL] [--data DIR] [--listen HOST:PORT] [--workers N] [--max-batch N ...]: serves the
+// registry, runs compile jobs and serves inference until stopped.
 #include "cli/serve_command.h"
 
 #include <memory>
@@ -15,11 +15,25 @@ Action add_serve(CLI::App& app) {
   auto common = std::make_shared<ServeCommonArgs>();
   auto listen = std::make_shared<std::string>("127.0.0.1:8080");
   auto request_timeout = std::make_shared<int>(60);
+  auto batching = std::make_shared<serve::BatchOptions>();
+  auto http_threads = std::make_shared<int>(128);
   add_serve_common_options(app, *common);
   app.add_option("--listen", *listen, "HOST:PORT to listen on (default 127.0.0.1:8080)");
   app.add_option("--request-timeout", *request_timeout,
                  "Seconds to read a request or write a response (default 60)")
       ->check(CLI::Range(1, 3600));
+  app.add_option("--max-batch", batching->max_batch,
+                 "Dynamic batching: the most elements along the batch dim in one run of a model whose "
+                 "inputs and outputs share a symbolic first dim (default 1: no batching)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--batch-delay-us", batching->delay_us,
+                 "Dynamic batching: microseconds a request may wait for others to join its batch (default 0: "
+                 "only requests already queued join)")
+      ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
+  app.add_option("--preferred-batch", batching->preferred,
+                 "Dynamic batching: batch sizes to cut at when more are queued (repeatable)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--http-threads", *http_threads, "Requests served at once (default 128)")->check(CLI::Range(1, 4096));
   return [=]() {
     const auto colon = listen->rfind(':');
     int port = -1;
@@ -35,7 +49,7 @@ Action add_serve(CLI::App& app) {
     if (port < 1 || port > 65535) fail(ErrorKind::kBadInput, "--listen '{}': expected HOST:PORT (port 1-65535)", *listen);
     serve::run_server({.data = common->data, .db = common->db, .host = listen->substr(0, colon), .port = port,
                        .workers = common->workers, .request_timeout_s = *request_timeout,
-                       .worker = worker_options(*common)});
+                       .http_threads = *http_threads, .batching = *batching, .worker = worker_options(*common)});
     return 0;
   };
 }
