@@ -78,6 +78,10 @@ ModelBatcher::ModelBatcher(std::unique_ptr<engine::CompiledModel> model, BatchOp
                            Labels labels)
     : model_(std::move(model)), opts_(std::move(opts)), metrics_(metrics), labels_(std::move(labels)) {
   batchable_ = !batch_symbol(*model_).empty();
+  for (const Value* v : model_->inputs()) inputs_.push_back(Value{.name = v->name, .type = v->type});
+  for (const Value* v : model_->outputs()) outputs_.push_back(Value{.name = v->name, .type = v->type});
+  for (const Value& v : inputs_) input_ptrs_.push_back(&v);
+  for (const Value& v : outputs_) output_ptrs_.push_back(&v);
   std::sort(opts_.preferred.begin(), opts_.preferred.end());
   thread_ = std::thread([this] { loop(); });
 }

@@ -57,7 +57,10 @@ class ModelBatcher {
   // Queues a request (feeds in the model's input order, checked against its inputs already).
   std::future<BatchResult> submit(std::vector<Tensor> feeds);
 
-  const engine::CompiledModel& model() const { return *model_; }
+  // The model's inputs and outputs (names and types) as they were at load: the engine's own
+  // Values are retyped while it makes a plan for some dims, on the batcher's thread.
+  const std::vector<const Value*>& inputs() const { return input_ptrs_; }
+  const std::vector<const Value*>& outputs() const { return output_ptrs_; }
   bool batches() const { return batchable_ && opts_.max_batch > 1; }
   size_t queued() const;
   // Runs that had more than one request, since the start (tests, docs).
@@ -86,6 +89,8 @@ class ModelBatcher {
   Metrics* metrics_;
   Labels labels_;
   bool batchable_ = false;
+  std::vector<Value> inputs_, outputs_;
+  std::vector<const Value*> input_ptrs_, output_ptrs_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Pending>> queue_;

@@ -92,8 +92,8 @@ void InferenceService::add_routes(httplib::Server& server) {
                    versions.push_back(std::to_string(each.version));
                json inputs, outputs;
                if (auto b = models_.find(v.name, v.version)) {
-                 inputs = tensor_metadata(b->model().inputs());
-                 outputs = tensor_metadata(b->model().outputs());
+                 inputs = tensor_metadata(b->inputs());
+                 outputs = tensor_metadata(b->outputs());
                } else {
                  Model m = load_model_from_bytes(stores_.content->get(v.sha256), stores_.empty_dir);
                  prepare_model(m);
@@ -130,7 +130,7 @@ void InferenceService::add_routes(httplib::Server& server) {
                 const json request = json::parse(body.json.begin(), body.json.end(), nullptr, false);
                 if (request.is_discarded())
                   throw HttpError{400, header_length ? "the request's JSON header is not JSON" : "the request body is not JSON"};
-                InferRequest r = read_infer_request(batcher->model().inputs(), batcher->model().outputs(), request,
+                InferRequest r = read_infer_request(batcher->inputs(), batcher->outputs(), request,
                                                     body.binary);
                 std::future<BatchResult> done = batcher->submit(std::move(r.feeds));
                 if (done.wait_for(std::chrono::seconds(opts_.request_timeout_s)) != std::future_status::ready)
@@ -139,7 +139,7 @@ void InferenceService::add_routes(httplib::Server& server) {
                 BatchResult result = done.get();
                 if (result.error) std::rethrow_exception(result.error);
                 std::string binary;
-                json out = infer_response(batcher->model().outputs(), result.outputs, r, &binary);
+                json out = infer_response(batcher->outputs(), result.outputs, r, &binary);
                 out["model_name"] = v.name;
                 out["model_version"] = std::to_string(v.version);
                 if (request.contains("id")) out["id"] = request["id"];
