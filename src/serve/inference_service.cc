@@ -133,9 +133,9 @@ void InferenceService::add_routes(httplib::Server& server) {
                 InferRequest r = read_infer_request(batcher->inputs(), batcher->outputs(), request,
                                                     body.binary);
                 std::future<BatchResult> done = batcher->submit(std::move(r.feeds));
-                if (done.wait_for(std::chrono::seconds(opts_.request_timeout_s)) != std::future_status::ready)
-                  throw HttpError{503, "the request ran past the time limit (--request-timeout " +
-                                           std::to_string(opts_.request_timeout_s) + " s) in the model's queue or run"};
+                if (done.wait_for(std::chrono::seconds(opts_.request_time_limit_s)) != std::future_status::ready)
+                  throw HttpError{503, "the request ran past --request-time-limit (" +
+                                           std::to_string(opts_.request_time_limit_s) + " s) in the model's queue or run"};
                 BatchResult result = done.get();
                 if (result.error) std::rethrow_exception(result.error);
                 std::string binary;

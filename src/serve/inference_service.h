@@ -22,7 +22,7 @@ namespace kiln::serve {
 
 struct InferenceOptions {
   BatchOptions batching;
-  int request_timeout_s = 60;  // the longest a request waits for its run (queue and compute)
+  int request_time_limit_s = 300;  // the longest a request waits for its run (queue and compute)
 };
 
 class InferenceService {

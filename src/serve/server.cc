@@ -16,6 +16,7 @@
 #include "serve/http_reply.h"
 #include "serve/inference_service.h"
 #include "serve/metrics.h"
+#include "serve/request_deadline.h"
 #include "serve/server_metrics.h"
 #include "serve/service_stores.h"
 #include "serve/tokens.h"
@@ -66,7 +67,7 @@ class Service {
   explicit Service(const ServeOptions& opts)
       : stores_(open_stores({.db = opts.db, .data = opts.data})),
         queue_(stores_.open_queue()),
-        inference_(stores_, {.batching = opts.batching, .request_timeout_s = opts.request_timeout_s}, metrics_,
+        inference_(stores_, {.batching = opts.batching, .request_time_limit_s = opts.request_time_limit_s}, metrics_,
                    [this](const httplib::Request& req, TokenScope need) { authorize(req, need); }) {}
 
   Metrics& metrics() { return metrics_; }
@@ -251,10 +252,14 @@ void run_server(const ServeOptions& opts) {
   server.Get(R"(/v1/jobs/([0-9]{1,18})/artifacts/([^/]+))",
              guarded([&](const auto& req, auto& res) { service.artifact(req, res); }));
   service.inference().add_routes(server);
-  add_metrics_route(server, service.metrics(), service.queue());
+  std::unique_ptr<RequestDeadlines> deadlines;  // made once the port is bound (below)
+  add_metrics_route(server, service.metrics(), service.queue(), [&deadlines](const std::string& addr, int port) {
+    if (deadlines) deadlines->answered(addr, port);
+  });
   if (!server.bind_to_port(opts.host, opts.port))
     fail(ErrorKind::kBadInput, "--listen {}:{}: cannot listen there (in use, or not this machine's address)",
          opts.host, opts.port);
+  deadlines = std::make_unique<RequestDeadlines>(opts.port, opts.request_time_limit_s, &service.metrics());
   // The compile workers: threads of this process, each with its own connection to the queue.
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<JobWorker>> workers;

@@ -17,7 +17,8 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   int workers = 1;                // compile workers in this process (0: queue only)
-  int request_timeout_s = 60;     // reading a request / writing a response; an inference's wait
+  int request_timeout_s = 60;     // each read of a request and write of a response
+  int request_time_limit_s = 300; // a whole request, first byte to answer (an inference's wait too)
   int http_threads = 128;         // requests served at once (each waits for its model's batch)
   BatchOptions batching;          // dynamic batching of every served model (off: max_batch 1)
   WorkerOptions worker;           // name is made per worker thread

@@ -28,7 +28,8 @@ void declare_server_metrics(Metrics& m) {
 
 }  // namespace
 
-void add_metrics_route(httplib::Server& server, Metrics& metrics, JobQueue& queue) {
+void add_metrics_route(httplib::Server& server, Metrics& metrics, JobQueue& queue,
+                       std::function<void(const std::string& remote_addr, int remote_port)> answered) {
   declare_server_metrics(metrics);
   metrics.collect("kiln_compile_jobs", [&queue] {
     std::vector<std::pair<Labels, double>> out;
@@ -46,7 +47,8 @@ void add_metrics_route(httplib::Server& server, Metrics& metrics, JobQueue& queu
     return std::vector<std::pair<Labels, double>>{{{}, it == counts.end() ? 0.0 : double(it->second)}};
   });
   auto routes = std::make_shared<std::pair<std::mutex, std::set<std::string>>>();
-  server.set_logger([&metrics, routes](const httplib::Request& req, const httplib::Response& res) {
+  server.set_logger([&metrics, routes, answered](const httplib::Request& req, const httplib::Response& res) {
+    if (answered) answered(req.remote_addr, req.remote_port);
     std::string route = route_label(req.path);
     {
       std::lock_guard<std::mutex> lock(routes->first);

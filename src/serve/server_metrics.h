@@ -18,7 +18,9 @@ namespace kiln::serve {
 
 // Declares the HTTP and compile metrics, counts every request the server answers (its logger)
 // and serves GET /metrics from `metrics`, reading the job counts from `queue` at each scrape.
-void add_metrics_route(httplib::Server& server, Metrics& metrics, JobQueue& queue);
+// `answered` (may be empty) hears every request answered, after the metrics (the logger is one).
+void add_metrics_route(httplib::Server& server, Metrics& metrics, JobQueue& queue,
+                       std::function<void(const std::string& remote_addr, int remote_port)> answered = {});
 
 // What a worker calls with each committed target's result (WorkerOptions::on_target).
 std::function<void(const nlohmann::json&)> compile_metrics_reporter(Metrics& metrics);

@@ -109,13 +109,18 @@ def main():
         results = {"batched": [], "unbatched": []}
         # Warm up (plans per batch size are made on first use), then alternate twice.
         for mode in ("unbatched", "batched"):
-            drive(ports[mode], tokens[mode], body, len(header), a.clients, min(10.0, a.seconds))
+            drive(ports[mode], tokens[mode], body, len(header), a.clients, a.seconds)
         for _ in range(2):
             for mode in ("unbatched", "batched"):
                 rps, lat, errors = drive(ports[mode], tokens[mode], body, len(header), a.clients, a.seconds / 2)
                 if errors:
                     print(f"{mode}: {len(errors)} errors, e.g. {errors[:3]}")
                 results[mode].append((rps, lat))
+        # The batch sizes the batched server ran (its /metrics).
+        status, text, _ = Client(f"http://127.0.0.1:{ports['batched']}").call("GET", "/metrics", raw=True)
+        sums = {l.split("{")[0]: float(l.split()[-1]) for l in text.decode().splitlines()
+                if l.startswith("kiln_inference_batch_size_sum") or l.startswith("kiln_inference_batch_size_count")}
+        mean_batch = sums.get("kiln_inference_batch_size_sum", 0) / max(1, sums.get("kiln_inference_batch_size_count", 0))
     finally:
         for s in servers.values():
             s.terminate()
@@ -131,6 +136,7 @@ def main():
         p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3 if lat else float("nan")
         summary[mode] = rps
         print(f"{mode:>9}: {rps:7.2f} requests/s  p50 {p(0.5):7.1f} ms  p99 {p(0.99):7.1f} ms  ({len(lat)} requests)")
+    print(f"batched server: {mean_batch:.1f} requests per run on average (warm-up included)")
     if summary.get("unbatched"):
         print(f"batched / unbatched: {summary['batched'] / summary['unbatched']:.2f}x")
 
