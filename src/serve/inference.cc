@@ -1,8 +1,11 @@
 #include "serve/inference.h"
 
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <map>
 
+#include "support/checked_math.h"
 #include "support/error.h"
 
 namespace kiln::serve {
@@ -53,20 +56,55 @@ std::vector<int64_t> dims_of(const json& in, const Value& v, const std::string& 
   return dims;
 }
 
+// Stores x (an integer JSON number, or a boolean) as a T; fails when it is out of T's range.
+template <typename T>
+void store_integer(T* at, const json& x, const std::string& where, int64_t i) {
+  if (x.is_boolean()) {
+    *at = static_cast<T>(x.get<bool>());
+    return;
+  }
+  if (!x.is_number_integer()) fail(ErrorKind::kBadInput, "{}: data[{}] is not an integer", where, i);
+  if (x.is_number_unsigned()) {
+    const uint64_t u = x.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+      fail(ErrorKind::kBadInput, "{}: data[{}] = {} is out of the datatype's range", where, i, u);
+    *at = static_cast<T>(u);
+    return;
+  }
+  const int64_t s = x.get<int64_t>();
+  if ((std::is_unsigned_v<T> && s < 0) ||
+      (std::is_signed_v<T> && (s < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+                               s > static_cast<int64_t>(std::numeric_limits<T>::max()))))
+    fail(ErrorKind::kBadInput, "{}: data[{}] = {} is out of the datatype's range", where, i, s);
+  *at = static_cast<T>(s);
+}
+
+// Fills t from a flat JSON array (its length checked already): integers for the integer
+// datatypes (in range), numbers or booleans for BOOL (non-zero is true), numbers for FP32/FP64.
 void fill_from_json(Tensor& t, const json& data, const std::string& where) {
-  if (!data.is_array() || static_cast<int64_t>(data.size()) != t.numel())
-    fail(ErrorKind::kBadInput, "{}: data has {} values, shape {} holds {} (a flat array)", where,
-         data.is_array() ? data.size() : 0, dims_to_string(t.dims()), t.numel());
   for (int64_t i = 0; i < t.numel(); ++i) {
     const json& x = data[static_cast<size_t>(i)];
     if (!(x.is_number() || x.is_boolean())) fail(ErrorKind::kBadInput, "{}: data[{}] is not a number", where, i);
-    if (t.dtype() == DataType::kInt64) t.data<int64_t>()[i] = x.is_boolean() ? x.get<bool>() : x.get<int64_t>();
-    else if (t.dtype() == DataType::kUInt64) t.data<uint64_t>()[i] = x.get<uint64_t>();
-    else if (t.dtype() == DataType::kBool) t.data<uint8_t>()[i] = x.is_boolean() ? x.get<bool>() : x.get<double>() != 0;
-    else t.set_f64(i, x.get<double>());
+    switch (t.dtype()) {
+      case DataType::kBool: t.data<uint8_t>()[i] = x.is_boolean() ? x.get<bool>() : x.get<double>() != 0; break;
+      case DataType::kInt8: store_integer(t.data<int8_t>() + i, x, where, i); break;
+      case DataType::kInt16: store_integer(t.data<int16_t>() + i, x, where, i); break;
+      case DataType::kInt32: store_integer(t.data<int32_t>() + i, x, where, i); break;
+      case DataType::kInt64: store_integer(t.data<int64_t>() + i, x, where, i); break;
+      case DataType::kUInt8: store_integer(t.data<uint8_t>() + i, x, where, i); break;
+      case DataType::kUInt16: store_integer(t.data<uint16_t>() + i, x, where, i); break;
+      case DataType::kUInt32: store_integer(t.data<uint32_t>() + i, x, where, i); break;
+      case DataType::kUInt64: store_integer(t.data<uint64_t>() + i, x, where, i); break;
+      default:
+        if (x.is_boolean()) fail(ErrorKind::kBadInput, "{}: data[{}] is a boolean, the datatype is a float", where, i);
+        t.set_f64(i, x.get<double>());
+    }
   }
 }
 
+// The input's tensor. Its size is checked against the data given (the JSON array's length, or
+// binary_data_size and the bytes left) before anything is allocated, so that a shape claiming
+// more than the request carries is refused without allocating it.
 Tensor tensor_of(const json& in, const Value& v, std::string_view binary, size_t& binary_used) {
   const std::string where = "input '" + v.name + "'";
   if (!in.contains("datatype") || !in["datatype"].is_string()) fail(ErrorKind::kBadInput, "{}: no datatype", where);
@@ -76,21 +114,30 @@ Tensor tensor_of(const json& in, const Value& v, std::string_view binary, size_t
          where, in["datatype"].get<std::string>());
   if (!v.type.is_tensor() || dt->second != v.type.elem)
     fail(ErrorKind::kBadInput, "{}: datatype {}, the model takes {}", where, dt->first, v.type.to_string());
-  Tensor t(dt->second, dims_of(in, v, where));
+  const std::vector<int64_t> dims = dims_of(in, v, where);
+  const auto numel = checked_product(dims);
+  const auto bytes = numel ? checked_mul(*numel, static_cast<int64_t>(dtype_size(dt->second))) : std::nullopt;
+  if (!bytes) fail(ErrorKind::kBadInput, "{}: shape {} is too large", where, dims_to_string(dims));
   const json& size = parameter(in, "binary_data_size");
   if (size.is_null()) {
-    fill_from_json(t, in.contains("data") ? in["data"] : json(), where);
+    const json& data = in.contains("data") ? in["data"] : json();
+    if (!data.is_array() || static_cast<int64_t>(data.size()) != *numel)
+      fail(ErrorKind::kBadInput, "{}: data has {} values, shape {} holds {} (a flat array)", where,
+           data.is_array() ? data.size() : 0, dims_to_string(dims), *numel);
+    Tensor t(dt->second, dims);
+    fill_from_json(t, data, where);
     return t;
   }
   if (in.contains("data")) fail(ErrorKind::kBadInput, "{}: both \"data\" and binary_data_size", where);
   if (!size.is_number_unsigned()) fail(ErrorKind::kBadInput, "{}: binary_data_size is not a size", where);
   const uint64_t n = size.get<uint64_t>();
-  if (n != t.nbytes())
-    fail(ErrorKind::kBadInput, "{}: binary_data_size {}, shape {} of {} is {} bytes", where, n,
-         dims_to_string(t.dims()), dt->first, t.nbytes());
+  if (n != static_cast<uint64_t>(*bytes))
+    fail(ErrorKind::kBadInput, "{}: binary_data_size {}, shape {} of {} is {} bytes", where, n, dims_to_string(dims),
+         dt->first, *bytes);
   if (n > binary.size() - binary_used)
     fail(ErrorKind::kBadInput, "{}: binary_data_size {} is past the end of the body ({} bytes of binary data left)",
          where, n, binary.size() - binary_used);
+  Tensor t(dt->second, dims);
   if (n) std::memcpy(t.raw(), binary.data() + binary_used, n);
   binary_used += n;
   if (t.dtype() == DataType::kBool)

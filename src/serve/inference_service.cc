@@ -137,7 +137,18 @@ void InferenceService::add_routes(httplib::Server& server) {
                   throw HttpError{503, "the request ran past --request-time-limit (" +
                                            std::to_string(opts_.request_time_limit_s) + " s) in the model's queue or run"};
                 BatchResult result = done.get();
-                if (result.error) std::rethrow_exception(result.error);
+                if (result.error) {
+                  // The run failed on these inputs (a value the model cannot take: an index out of
+                  // range, a branch whose shapes do not fit): the request's fault, 400. kiln's own
+                  // bugs (kInternal) stay 500.
+                  try {
+                    std::rethrow_exception(result.error);
+                  } catch (const Error& e) {
+                    if (e.kind() == ErrorKind::kRuntime)
+                      throw HttpError{400, std::string("the model failed on this request's inputs: ") + e.what()};
+                    throw;
+                  }
+                }
                 std::string binary;
                 json out = infer_response(batcher->outputs(), result.outputs, r, &binary);
                 out["model_name"] = v.name;
