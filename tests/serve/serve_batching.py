@@ -9,7 +9,8 @@
 - a request that does not fit the others' batch (a wrong dim) is refused on its own (400) while
   the others are answered;
 - Silero VAD (state float[2,batch,128]: its first dims are not one batch symbol) is served one
-  request at a time: concurrent answers equal the lone ones exactly, and every batch size is 1.
+  request at a time: concurrent answers equal the lone ones exactly, and every batch size is 1;
+- with --preferred-batch 2, 8 concurrent one-row requests run in batches of exactly 2.
 
     tests/serve/serve_batching.py KILN MLP_ONNX SILERO_ONNX WORKDIR
 """
@@ -132,6 +133,23 @@ def main():
         vad_count = [l for l in series("kiln_inference_batch_size_count", "vad")]
         if not vad_le1 or vad_le1[0].split()[-1] != vad_count[0].split()[-1]:
             failures.append(f"metrics: a Silero run above batch size 1: {vad_le1} {vad_count}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    # --preferred-batch 2 (with --max-batch 8 and a 200 ms delay): 8 concurrent one-row requests
+    # run as batches of exactly 2, cut there although more are waiting.
+    port = free_port()
+    c = Client(f"http://127.0.0.1:{port}")
+    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", "--max-batch", "8",
+                                 "--preferred-batch", "2", "--batch-delay-us", "200000"], log + ".preferred")
+    try:
+        c.wait_up(log + ".preferred")
+        ones = [{"input": (r["input"][0][:1], "FP32")} for r in requests[:8]]
+        infer(c, "mlp", ones[0], read)  # loads the model (its first run waits the delay alone)
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(lambda r: infer(c, "mlp", r, read), ones))
+        expect("--preferred-batch 2: the batch sizes", [g[2] for g in got], [2] * 8)
     finally:
         server.terminate()
         server.wait(timeout=30)
