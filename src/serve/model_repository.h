@@ -38,10 +38,20 @@ class ModelRepository {
   std::vector<int64_t> loaded_versions(const std::string& name) const;
 
  private:
+  // One version's place: loading it holds only `load`, so that a model being compiled (seconds
+  // for a large one) holds up neither the other models' requests nor ready and metrics.
+  struct Slot {
+    std::mutex load;
+    std::mutex mu;  // guards batcher
+    std::shared_ptr<ModelBatcher> batcher;
+  };
+  using Key = std::pair<std::string, int64_t>;
+  static std::shared_ptr<ModelBatcher> batcher_of(Slot& s);
+
   BatchOptions batching_;
   Metrics* metrics_;
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, int64_t>, std::shared_ptr<ModelBatcher>> loaded_;
+  mutable std::mutex mu_;  // guards slots_ and unloaded_
+  std::map<Key, std::shared_ptr<Slot>> slots_;
   std::set<std::string> unloaded_;
 };
 
