@@ -18,6 +18,7 @@ Action add_serve(CLI::App& app) {
   auto batching = std::make_shared<serve::BatchOptions>();
   auto http_threads = std::make_shared<int>(128);
   auto time_limit = std::make_shared<int>(300);
+  auto open_inference = std::make_shared<bool>(false);
   add_serve_common_options(app, *common);
   app.add_option("--listen", *listen, "HOST:PORT to listen on (default 127.0.0.1:8080)");
   app.add_option("--request-timeout", *request_timeout,
@@ -38,6 +39,8 @@ Action add_serve(CLI::App& app) {
                  "Seconds for a whole request, first byte to answer: a slower client's connection is shut "
                  "down, an inference still queued or running then is answered 503 (default 300)")
       ->check(CLI::Range(1, 86400));
+  app.add_flag("--open-inference", *open_inference,
+               "Serve /v2 metadata, ready and infer without a token (load and unload still need a write token)");
   app.add_option("--http-threads", *http_threads, "Requests served at once (default 128)")->check(CLI::Range(1, 4096));
   return [=]() {
     const auto colon = listen->rfind(':');
@@ -54,7 +57,8 @@ Action add_serve(CLI::App& app) {
     if (port < 1 || port > 65535) fail(ErrorKind::kBadInput, "--listen '{}': expected HOST:PORT (port 1-65535)", *listen);
     serve::run_server({.data = common->data, .db = common->db, .host = listen->substr(0, colon), .port = port,
                        .workers = common->workers, .request_timeout_s = *request_timeout,
-                       .request_time_limit_s = *time_limit, .http_threads = *http_threads, .batching = *batching, .worker = worker_options(*common)});
+                       .request_time_limit_s = *time_limit, .http_threads = *http_threads, .batching = *batching,
+                       .open_inference = *open_inference, .worker = worker_options(*common)});
     return 0;
   };
 }

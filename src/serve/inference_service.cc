@@ -50,7 +50,13 @@ std::vector<const Value*> fed_inputs(const Model& m) {
 
 InferenceService::InferenceService(const ServiceStores& stores, InferenceOptions opts, Metrics& metrics,
                                    Authorize authorize)
-    : stores_(stores), opts_(std::move(opts)), authorize_(std::move(authorize)), models_(opts_.batching, &metrics) {}
+    : stores_(stores), opts_(std::move(opts)), models_(opts_.batching, &metrics) {
+  // --open-inference: what needs only a read token (metadata, ready, infer) needs none.
+  authorize_ = [open = opts_.open_inference, authorize = std::move(authorize)](const httplib::Request& req,
+                                                                             TokenScope need) {
+    if (!(open && need == TokenScope::kRead)) authorize(req, need);
+  };
+}
 
 void InferenceService::add_routes(httplib::Server& server) {
   // The version {v} names, or the newest; 404 when there is none.
@@ -59,20 +65,28 @@ void InferenceService::add_routes(httplib::Server& server) {
     const bool named = req.matches.size() > 2 && req.matches[2].matched;
     std::optional<ModelVersion> v;
     if (named) {
-      v = stores_.registry->version(name, std::stoll(req.matches[2]));
+      // A number, or an alias of the model (production, canary: PUT /v1/models/{name}/aliases/...).
+      const std::string ref = req.matches[2];
+      if (ref.size() <= 18 && ref.find_first_not_of("0123456789") == std::string::npos) {
+        v = stores_.registry->version(name, std::stoll(ref));
+      } else {
+        const auto aliases = stores_.registry->aliases(name);
+        if (auto a = aliases.find(ref); a != aliases.end()) v = stores_.registry->version(name, a->second);
+      }
     } else {
       const auto all = stores_.registry->versions(name);
       if (!all.empty()) v = all.back();
     }
     if (!v)
       throw HttpError{404, "no model '" + name.substr(0, 140) + "'" +
-                               (named ? " version " + std::string(req.matches[2]) : std::string())};
+                               (named ? " version or alias '" + std::string(req.matches[2]).substr(0, 140) + "'"
+                                      : std::string())};
     return *v;
   };
   auto load = [this](const ModelVersion& v) {
     return [this, v] { return load_model_from_bytes(stores_.content->get(v.sha256), stores_.empty_dir); };
   };
-  const std::string model = R"(/v2/models/([^/]+)(?:/versions/([0-9]{1,18}))?)";
+  const std::string model = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
 
   server.Get("/v2", guarded([](const auto&, auto& res) {
                reply(res, 200, {{"name", "kiln"}, {"version", artifact::kiln_version()},

@@ -1,7 +1,8 @@
 // kiln serve's inference side, the Open Inference Protocol's /v2 routes: a model's metadata and
 // readiness, infer (JSON tensors and the binary data extension) through the model's dynamic
 // batcher, and the repository extension's load and unload (as Triton has them). A model served
-// is a registry version; the newest when none is named.
+// is a registry version, named by its number or an alias ({v} in the routes); the newest when none
+// is named.
 #pragma once
 
 #include <functional>
@@ -23,6 +24,7 @@ namespace kiln::serve {
 struct InferenceOptions {
   BatchOptions batching;
   int request_time_limit_s = 300;  // the longest a request waits for its run (queue and compute)
+  bool open_inference = false;     // metadata, ready and infer without a token (load/unload keep theirs)
 };
 
 class InferenceService {

@@ -67,7 +67,11 @@ class Service {
   explicit Service(const ServeOptions& opts)
       : stores_(open_stores({.db = opts.db, .data = opts.data})),
         queue_(stores_.open_queue()),
-        inference_(stores_, {.batching = opts.batching, .request_time_limit_s = opts.request_time_limit_s}, metrics_,
+        inference_(stores_,
+                   {.batching = opts.batching,
+                    .request_time_limit_s = opts.request_time_limit_s,
+                    .open_inference = opts.open_inference},
+                   metrics_,
                    [this](const httplib::Request& req, TokenScope need) { authorize(req, need); }) {}
 
   Metrics& metrics() { return metrics_; }

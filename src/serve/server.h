@@ -21,6 +21,7 @@ struct ServeOptions {
   int request_time_limit_s = 300; // a whole request, first byte to answer (an inference's wait too)
   int http_threads = 128;         // requests served at once (each waits for its model's batch)
   BatchOptions batching;          // dynamic batching of every served model (off: max_batch 1)
+  bool open_inference = false;    // /v2 metadata, ready and infer need no token
   WorkerOptions worker;           // name is made per worker thread
 };
 

@@ -9,7 +9,9 @@
   outputs with datatype and shape, -1 for a symbolic dim), server metadata (GET /v2), 404s;
 - readiness and the repository extension: a version is not ready until its first request or a
   load; POST /v2/repository/models/{name}/load (version_policy latest, all, a list) and /unload,
-  their token scopes, an unloaded model's infer refused until it is loaded again.
+  their token scopes, an unloaded model's infer refused until it is loaded again;
+- an alias in place of a version number (/v2/models/mlp/versions/prod/infer);
+- --open-inference: metadata, ready and infer without a token, load/unload and /v1 still need one.
 
     tests/serve/serve_protocol.py KILN MLP_ONNX WORKDIR
 """
@@ -185,7 +187,31 @@ def main():
             status, _ = c.call("POST", "/v2/repository/models/mlp/load", {"parameters": {"version_policy": policy}}, write)
             expect(f"load with version_policy {policy!r}", status, 404 if policy == [7] else 400)
         expect("load with a body that is not JSON", c.call("POST", "/v2/repository/models/mlp/load", b"{", write)[0], 400)
+        # An alias names a version in /v2 routes.
+        expect("alias", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, write)[0], 200)
+        status, body = c.call("GET", "/v2/models/mlp/versions/prod", tok=read)
+        expect("metadata by alias", (status, body.get("versions")), (200, ["1"]))
+        status, body = c.call("POST", "/v2/models/mlp/versions/prod/infer", {"inputs": [json_in]}, read)
+        expect("infer by alias", (status, body.get("model_version")), (200, "1"))
+        expect("a missing alias", c.call("POST", "/v2/models/mlp/versions/nope/infer", {"inputs": [json_in]}, read)[0], 404)
         expect("still up at the end", c.call("GET", "/v2/health/live")[0], 200)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    # --open-inference: metadata, ready and infer need no token; load and unload still do.
+    port = free_port()
+    c = Client(f"http://127.0.0.1:{port}")
+    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", "--open-inference"],
+                          log + ".open")
+    try:
+        c.wait_up(log + ".open")
+        expect("open: metadata without a token", c.call("GET", "/v2/models/mlp")[0], 200)
+        expect("open: infer without a token", c.call("POST", "/v2/models/mlp/infer", {"inputs": [json_in]})[0], 200)
+        expect("open: ready without a token", c.call("GET", "/v2/models/mlp/ready")[0], 200)
+        expect("open: load without a token", c.call("POST", "/v2/repository/models/mlp/load")[0], 401)
+        expect("open: unload with a read token", c.call("POST", "/v2/repository/models/mlp/unload", tok=read)[0], 403)
+        expect("open: the registry still needs one", c.call("GET", "/v1/models")[0], 401)
     finally:
         server.terminate()
         server.wait(timeout=30)
