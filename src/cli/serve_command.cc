@@ -19,6 +19,7 @@ Action add_serve(CLI::App& app) {
   auto http_threads = std::make_shared<int>(128);
   auto time_limit = std::make_shared<int>(300);
   auto open_inference = std::make_shared<bool>(false);
+  auto splits = std::make_shared<std::vector<std::string>>();
   add_serve_common_options(app, *common);
   app.add_option("--listen", *listen, "HOST:PORT to listen on (default 127.0.0.1:8080)");
   app.add_option("--request-timeout", *request_timeout,
@@ -41,6 +42,9 @@ Action add_serve(CLI::App& app) {
       ->check(CLI::Range(1, 86400));
   app.add_flag("--open-inference", *open_inference,
                "Serve /v2 metadata, ready and infer without a token (load and unload still need a write token)");
+  app.add_option("--split", *splits,
+                 "A/B: NAME=ALIAS:WEIGHT,ALIAS:WEIGHT... shares a model's requests that name no version "
+                 "between its aliases (by the request id's hash, else at random; repeatable)");
   app.add_option("--http-threads", *http_threads, "Requests served at once (default 128)")->check(CLI::Range(1, 4096));
   return [=]() {
     const auto colon = listen->rfind(':');
@@ -55,10 +59,12 @@ Action add_serve(CLI::App& app) {
       }
     }
     if (port < 1 || port > 65535) fail(ErrorKind::kBadInput, "--listen '{}': expected HOST:PORT (port 1-65535)", *listen);
+    std::vector<serve::TrafficSplit> parsed;
+    for (const std::string& s : *splits) parsed.push_back(serve::parse_traffic_split(s));
     serve::run_server({.data = common->data, .db = common->db, .host = listen->substr(0, colon), .port = port,
                        .workers = common->workers, .request_timeout_s = *request_timeout,
                        .request_time_limit_s = *time_limit, .http_threads = *http_threads, .batching = *batching,
-                       .open_inference = *open_inference, .worker = worker_options(*common)});
+                       .open_inference = *open_inference, .splits = parsed, .worker = worker_options(*common)});
     return 0;
   };
 }

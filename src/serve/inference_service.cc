@@ -12,6 +12,7 @@
 #include "serve/binary_tensors.h"
 #include "serve/http_reply.h"
 #include "serve/inference.h"
+#include "serve/traffic_split.h"
 #include "support/error.h"
 
 namespace kiln::serve {
@@ -59,19 +60,15 @@ InferenceService::InferenceService(const ServiceStores& stores, InferenceOptions
 }
 
 void InferenceService::add_routes(httplib::Server& server) {
-  // The version {v} names, or the newest; 404 when there is none.
-  auto pick = [this](const httplib::Request& req) {
-    const std::string name = req.matches[1];
-    const bool named = req.matches.size() > 2 && req.matches[2].matched;
+  // The version `ref` names (a number or an alias), or the newest; 404 when there is none.
+  auto resolve = [this](const std::string& name, const std::optional<std::string>& ref) {
     std::optional<ModelVersion> v;
-    if (named) {
-      // A number, or an alias of the model (production, canary: PUT /v1/models/{name}/aliases/...).
-      const std::string ref = req.matches[2];
-      if (ref.size() <= 18 && ref.find_first_not_of("0123456789") == std::string::npos) {
-        v = stores_.registry->version(name, std::stoll(ref));
+    if (ref) {
+      if (ref->size() <= 18 && ref->find_first_not_of("0123456789") == std::string::npos) {
+        v = stores_.registry->version(name, std::stoll(*ref));
       } else {
         const auto aliases = stores_.registry->aliases(name);
-        if (auto a = aliases.find(ref); a != aliases.end()) v = stores_.registry->version(name, a->second);
+        if (auto a = aliases.find(*ref); a != aliases.end()) v = stores_.registry->version(name, a->second);
       }
     } else {
       const auto all = stores_.registry->versions(name);
@@ -79,9 +76,13 @@ void InferenceService::add_routes(httplib::Server& server) {
     }
     if (!v)
       throw HttpError{404, "no model '" + name.substr(0, 140) + "'" +
-                               (named ? " version or alias '" + std::string(req.matches[2]).substr(0, 140) + "'"
-                                      : std::string())};
+                               (ref ? " version or alias '" + ref->substr(0, 140) + "'" : std::string())};
     return *v;
+  };
+  // The version a route's {name} and {v} name (the newest without {v}).
+  auto pick = [resolve](const httplib::Request& req) {
+    const bool named = req.matches.size() > 2 && req.matches[2].matched;
+    return resolve(req.matches[1], named ? std::optional<std::string>(req.matches[2]) : std::nullopt);
   };
   auto load = [this](const ModelVersion& v) {
     return [this, v] { return load_model_from_bytes(stores_.content->get(v.sha256), stores_.empty_dir); };
@@ -131,19 +132,27 @@ void InferenceService::add_routes(httplib::Server& server) {
                reply(res, ready ? 200 : 400, body);
              }));
 
-  server.Post(model + "/infer", guarded([this, pick, load](const httplib::Request& req, httplib::Response& res) {
+  server.Post(model + "/infer", guarded([this, pick, resolve, load](const httplib::Request& req, httplib::Response& res) {
                 authorize_(req, TokenScope::kRead);
-                const ModelVersion v = pick(req);
-                auto batcher = models_.get(v.name, v.version, load(v));
-                if (!batcher)
-                  throw HttpError{400, "model '" + v.name + "' is unloaded: POST /v2/repository/models/" + v.name +
-                                           "/load loads it"};
                 std::optional<std::string> header_length;
                 if (req.has_header(kInferenceHeaderLength)) header_length = req.get_header_value(kInferenceHeaderLength);
                 const InferBody body = split_infer_body(req.body, header_length);
                 const json request = json::parse(body.json.begin(), body.json.end(), nullptr, false);
                 if (request.is_discarded())
                   throw HttpError{400, header_length ? "the request's JSON header is not JSON" : "the request body is not JSON"};
+                // No version named and a --split for the model: one of its aliases, by share.
+                const TrafficSplit* split = nullptr;
+                for (const TrafficSplit& s : opts_.splits)
+                  if (s.model == std::string(req.matches[1])) split = &s;
+                const bool named = req.matches[2].matched;
+                const std::string id = request.is_object() && request.contains("id") && request["id"].is_string()
+                                           ? request["id"].get<std::string>()
+                                           : std::string();
+                const ModelVersion v = split && !named ? resolve(req.matches[1], pick_alias(*split, id)) : pick(req);
+                auto batcher = models_.get(v.name, v.version, load(v));
+                if (!batcher)
+                  throw HttpError{400, "model '" + v.name + "' is unloaded: POST /v2/repository/models/" + v.name +
+                                           "/load loads it"};
                 InferRequest r = read_infer_request(batcher->inputs(), batcher->outputs(), request,
                                                     body.binary);
                 std::future<BatchResult> done = batcher->submit(std::move(r.feeds));

@@ -7,12 +7,14 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "serve/batcher.h"
 #include "serve/metrics.h"
 #include "serve/model_repository.h"
 #include "serve/registry_store.h"
 #include "serve/service_stores.h"
+#include "serve/traffic_split.h"
 
 namespace httplib {
 class Server;
@@ -25,6 +27,7 @@ struct InferenceOptions {
   BatchOptions batching;
   int request_time_limit_s = 300;  // the longest a request waits for its run (queue and compute)
   bool open_inference = false;     // metadata, ready and infer without a token (load/unload keep theirs)
+  std::vector<TrafficSplit> splits;  // A/B: a model's unversioned requests shared between aliases
 };
 
 class InferenceService {

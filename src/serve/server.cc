@@ -70,7 +70,8 @@ class Service {
         inference_(stores_,
                    {.batching = opts.batching,
                     .request_time_limit_s = opts.request_time_limit_s,
-                    .open_inference = opts.open_inference},
+                    .open_inference = opts.open_inference,
+                    .splits = opts.splits},
                    metrics_,
                    [this](const httplib::Request& req, TokenScope need) { authorize(req, need); }) {}
 

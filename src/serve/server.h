@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "serve/batcher.h"
 #include "serve/job_worker.h"
+#include "serve/traffic_split.h"
 
 namespace kiln::serve {
 
@@ -22,6 +24,7 @@ struct ServeOptions {
   int http_threads = 128;         // requests served at once (each waits for its model's batch)
   BatchOptions batching;          // dynamic batching of every served model (off: max_batch 1)
   bool open_inference = false;    // /v2 metadata, ready and infer need no token
+  std::vector<TrafficSplit> splits;  // --split: A/B shares between a model's aliases
   WorkerOptions worker;           // name is made per worker thread
 };
 

@@ -11,7 +11,9 @@
   load; POST /v2/repository/models/{name}/load (version_policy latest, all, a list) and /unload,
   their token scopes, an unloaded model's infer refused until it is loaded again;
 - an alias in place of a version number (/v2/models/mlp/versions/prod/infer);
-- --open-inference: metadata, ready and infer without a token, load/unload and /v1 still need one.
+- --open-inference: metadata, ready and infer without a token, load/unload and /v1 still need one;
+- --split mlp=prod:1,canary:1: 100 requests by id shared between the two aliases' versions, the
+  same id always to the same one, a named version kept, a bad --split exit code 2.
 
     tests/serve/serve_protocol.py KILN MLP_ONNX WORKDIR
 """
@@ -194,24 +196,45 @@ def main():
         status, body = c.call("POST", "/v2/models/mlp/versions/prod/infer", {"inputs": [json_in]}, read)
         expect("infer by alias", (status, body.get("model_version")), (200, "1"))
         expect("a missing alias", c.call("POST", "/v2/models/mlp/versions/nope/infer", {"inputs": [json_in]}, read)[0], 404)
+        expect("alias canary", c.call("PUT", "/v1/models/mlp/aliases/canary", {"version": 2}, write)[0], 200)
         expect("still up at the end", c.call("GET", "/v2/health/live")[0], 200)
     finally:
         server.terminate()
         server.wait(timeout=30)
 
-    # --open-inference: metadata, ready and infer need no token; load and unload still do.
+    # --split: a bad one is exit code 2 with one line.
+    bad = subprocess.run([kiln, "serve", "--data", data, "--split", "mlp=prod"], capture_output=True, text=True)
+    expect("--split mlp=prod", (bad.returncode, len(bad.stderr.strip().splitlines())), (2, 1))
+
+    # --open-inference: metadata, ready and infer need no token; load and unload still do. With
+    # --split mlp=prod:1,canary:1: unversioned requests shared between versions 1 and 2 by id.
     port = free_port()
     c = Client(f"http://127.0.0.1:{port}")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", "--open-inference"],
-                          log + ".open")
+    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", "--open-inference",
+                                 "--split", "mlp=prod:1,canary:1", "--split", "vad=none:1"], log + ".open")
     try:
         c.wait_up(log + ".open")
         expect("open: metadata without a token", c.call("GET", "/v2/models/mlp")[0], 200)
         expect("open: infer without a token", c.call("POST", "/v2/models/mlp/infer", {"inputs": [json_in]})[0], 200)
-        expect("open: ready without a token", c.call("GET", "/v2/models/mlp/ready")[0], 200)
         expect("open: load without a token", c.call("POST", "/v2/repository/models/mlp/load")[0], 401)
         expect("open: unload with a read token", c.call("POST", "/v2/repository/models/mlp/unload", tok=read)[0], 403)
         expect("open: the registry still needs one", c.call("GET", "/v1/models")[0], 401)
+        got = {}
+        for i in range(100):
+            status, body = c.call("POST", "/v2/models/mlp/infer", {"id": f"r{i}", "inputs": [json_in]})
+            got[f"r{i}"] = body.get("model_version") if status == 200 else status
+        shares = {v: list(got.values()).count(v) for v in set(got.values())}
+        if set(shares) != {"1", "2"} or min(shares.values()) < 30:
+            failures.append(f"--split 1:1 over 100 ids: {shares}")
+        again = [c.call("POST", "/v2/models/mlp/infer", {"id": k, "inputs": [json_in]})[1].get("model_version")
+                 for k in list(got)[:10]]
+        expect("--split: the same id, the same version", again, list(got.values())[:10])
+        status, body = c.call("POST", "/v2/models/mlp/versions/1/infer", {"id": "r0", "inputs": [json_in]})
+        expect("--split: a named version is kept", (status, body.get("model_version")), (200, "1"))
+        status, body = c.call("POST", "/v2/models/vad/infer", {"inputs": [json_in]})
+        expect("--split to a missing alias", (status, "none" in body.get("error", "")), (404, True))
+        print(f"serve_protocol: --split mlp=prod:1,canary:1 over 100 ids: {shares}")
+        expect("open: ready without a token", c.call("GET", "/v2/models/mlp/ready")[0], 200)
     finally:
         server.terminate()
         server.wait(timeout=30)
