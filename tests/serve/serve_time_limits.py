@@ -4,8 +4,8 @@
 
 - a client sending its body a byte every 0.3 s, and one sending its headers so, each have their
   connection shut within the limit and a little (not after the minutes their bytes would take);
-- a runaway inference (a model of 600 chained 1024x1024 MatMuls on 2048 rows: 2.6 TFLOP, seconds on any CPU) is
-  answered 503 with a one-line error at about the limit, and the MLP beside it still answers;
+- a runaway inference (600 chained 1024x1024 MatMuls on 4096 rows: 5 TFLOP, seconds on any
+  CPU) is answered 503 with a one-line error at about the limit, and the MLP beside it still answers;
 - a keep-alive connection making quick requests for longer than the limit in all is not cut
   (each answer starts the next request's clock);
 - the server stays up, and /metrics counts the connections cut.
@@ -104,8 +104,8 @@ def main():
         print(f"serve_time_limits: slow clients cut after {took:.1f} s" if took else "")
 
         # A runaway inference: 503 at about the limit, one line; the MLP still answers.
-        rows = np.ones((2048, 1024), np.float32)
-        header = json.dumps({"inputs": [{"name": "x", "shape": [2048, 1024], "datatype": "FP32",
+        rows = np.ones((4096, 1024), np.float32)
+        header = json.dumps({"inputs": [{"name": "x", "shape": [4096, 1024], "datatype": "FP32",
                                          "parameters": {"binary_data_size": rows.nbytes}}]}).encode()
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         t0 = time.time()
