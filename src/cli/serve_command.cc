@@ -20,6 +20,7 @@ Action add_serve(CLI::App& app) {
   auto time_limit = std::make_shared<int>(300);
   auto open_inference = std::make_shared<bool>(false);
   auto splits = std::make_shared<std::vector<std::string>>();
+  auto max_infer_mb = std::make_shared<int>(256);
   add_serve_common_options(app, *common);
   app.add_option("--listen", *listen, "HOST:PORT to listen on (default 127.0.0.1:8080)");
   app.add_option("--request-timeout", *request_timeout,
@@ -45,6 +46,8 @@ Action add_serve(CLI::App& app) {
   app.add_option("--split", *splits,
                  "A/B: NAME=ALIAS:WEIGHT,ALIAS:WEIGHT... shares a model's requests that name no version "
                  "between its aliases (by the request id's hash, else at random; repeatable)");
+  app.add_option("--max-infer-mb", *max_infer_mb, "The largest infer request body in MiB (default 256; 413 past it)")
+      ->check(CLI::Range(1, 2048));
   app.add_option("--http-threads", *http_threads, "Requests served at once (default 128)")->check(CLI::Range(1, 4096));
   return [=]() {
     const auto colon = listen->rfind(':');
@@ -64,7 +67,8 @@ Action add_serve(CLI::App& app) {
     serve::run_server({.data = common->data, .db = common->db, .host = listen->substr(0, colon), .port = port,
                        .workers = common->workers, .request_timeout_s = *request_timeout,
                        .request_time_limit_s = *time_limit, .http_threads = *http_threads, .batching = *batching,
-                       .open_inference = *open_inference, .splits = parsed, .worker = worker_options(*common)});
+                       .open_inference = *open_inference, .splits = parsed,
+                       .max_infer_mb = *max_infer_mb, .worker = worker_options(*common)});
     return 0;
   };
 }

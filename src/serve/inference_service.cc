@@ -89,6 +89,22 @@ void InferenceService::add_routes(httplib::Server& server) {
   };
   const std::string model = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
 
+  // An infer body past the limit is refused from its Content-Length, before it is read (a body
+  // without one, chunked, is held to the server's payload cap and then to this limit).
+  server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const bool infer = req.method == "POST" && req.path.rfind("/v2/models/", 0) == 0 && req.path.size() >= 6 &&
+                       req.path.compare(req.path.size() - 6, 6, "/infer") == 0;
+    if (!infer || !req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string n = req.get_header_value("Content-Length");
+    if (n.size() <= 18 && n.find_first_not_of("0123456789") == std::string::npos && !n.empty() &&
+        std::stoull(n) <= opts_.max_infer_bytes)
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("Connection", "close");
+    reply(res, 413, {{"error", "the request body (Content-Length " + n.substr(0, 24) + ") is past the infer limit of " +
+                                   std::to_string(opts_.max_infer_bytes) + " bytes (--max-infer-mb)"}});
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
   server.Get("/v2", guarded([](const auto&, auto& res) {
                reply(res, 200, {{"name", "kiln"}, {"version", artifact::kiln_version()},
                                 {"extensions", json::array({"binary_tensor_data", "model_repository"})}});
@@ -136,6 +152,10 @@ void InferenceService::add_routes(httplib::Server& server) {
                 authorize_(req, TokenScope::kRead);
                 std::optional<std::string> header_length;
                 if (req.has_header(kInferenceHeaderLength)) header_length = req.get_header_value(kInferenceHeaderLength);
+                if (req.body.size() > opts_.max_infer_bytes)
+                  throw HttpError{413, "the request body (" + std::to_string(req.body.size()) +
+                                           " bytes) is past the infer limit of " + std::to_string(opts_.max_infer_bytes) +
+                                           " bytes (--max-infer-mb)"};
                 const InferBody body = split_infer_body(req.body, header_length);
                 const json request = json::parse(body.json.begin(), body.json.end(), nullptr, false);
                 if (request.is_discarded())

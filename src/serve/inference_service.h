@@ -5,6 +5,7 @@
 // is named.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -28,6 +29,7 @@ struct InferenceOptions {
   int request_time_limit_s = 300;  // the longest a request waits for its run (queue and compute)
   bool open_inference = false;     // metadata, ready and infer without a token (load/unload keep theirs)
   std::vector<TrafficSplit> splits;  // A/B: a model's unversioned requests shared between aliases
+  uint64_t max_infer_bytes = uint64_t(256) << 20;  // an infer request's body (uploads have their own cap)
 };
 
 class InferenceService {
@@ -37,7 +39,8 @@ class InferenceService {
   InferenceService(const ServiceStores& stores, InferenceOptions opts, Metrics& metrics, Authorize authorize);
 
   // GET /v2/models/{name}[/versions/{v}], .../ready, POST .../infer, POST
-  // /v2/repository/models/{name}/load and /unload.
+  // /v2/repository/models/{name}/load and /unload; and the server's pre-routing handler, which
+  // refuses an infer whose Content-Length is past max_infer_bytes (413) before its body is read.
   void add_routes(httplib::Server& server);
 
   ModelRepository& models() { return models_; }

@@ -71,7 +71,8 @@ class Service {
                    {.batching = opts.batching,
                     .request_time_limit_s = opts.request_time_limit_s,
                     .open_inference = opts.open_inference,
-                    .splits = opts.splits},
+                    .splits = opts.splits,
+                    .max_infer_bytes = uint64_t(opts.max_infer_mb) << 20},
                    metrics_,
                    [this](const httplib::Request& req, TokenScope need) { authorize(req, need); }) {}
 

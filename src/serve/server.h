@@ -25,6 +25,7 @@ struct ServeOptions {
   BatchOptions batching;          // dynamic batching of every served model (off: max_batch 1)
   bool open_inference = false;    // /v2 metadata, ready and infer need no token
   std::vector<TrafficSplit> splits;  // --split: A/B shares between a model's aliases
+  int max_infer_mb = 256;         // an infer request's body
   WorkerOptions worker;           // name is made per worker thread
 };
 

@@ -7,7 +7,8 @@ sizes at random, bytes at random) and paths with traversal, huge versions and od
 plus GET/POST on the metadata, ready and repository routes. Every answer must be 200 or 4xx, an
 error must be JSON with one line, and the server must stay up and keep answering a valid request
 correctly; it never allocates what a shape claims before the data is there (a request claiming
-2^40 elements is a quick 400).
+2^40 elements is a quick 400); with --max-infer-mb 1 a larger body is a 413, refused from its
+Content-Length before it is sent, or once read when chunked.
 
     tests/serve/serve_infer_fuzz.py KILN MLP_ONNX SILERO_ONNX WORKDIR
 """
@@ -17,6 +18,7 @@ import json
 import os
 import random
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -72,7 +74,7 @@ def main():
     c = Client(f"http://127.0.0.1:{port}")
     log = os.path.join(work, "serve.log")
     server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0",
-                                 "--max-batch", "4"], log)
+                                 "--max-batch", "4", "--max-infer-mb", "1"], log)
     failures = []
     counts = {}
 
@@ -130,6 +132,27 @@ def main():
         status, _, took = send("POST", "/v2/models/mlp/infer", json.dumps(huge).encode())
         if status != 400 or took > 5:
             failures.append(f"a shape of 2^40 elements: {status} after {took:.1f} s, expected a quick 400")
+        # --max-infer-mb 1: a Content-Length past it is a 413 before any of the body is sent; a
+        # chunked body past it, a 413 once read.
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall((f"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {read}\r\n"
+                   f"Content-Type: application/octet-stream\r\nContent-Length: {3 << 20}\r\n\r\n").encode())
+        s.settimeout(10)
+        head = s.recv(4096).decode(errors="replace")
+        s.close()
+        if not head.startswith("HTTP/1.1 413"):
+            failures.append(f"a Content-Length of 3 MiB past --max-infer-mb 1: {head[:80]!r}")
+        counts[413] = counts.get(413, 0) + 1
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("POST", "/v2/models/mlp/infer", iter([b"{" + b" " * (1 << 20), b" " * (1 << 20) + b"}"]),
+                     {"Authorization": "Bearer " + read, "Content-Type": "application/octet-stream",
+                      "Transfer-Encoding": "chunked"}, encode_chunked=True)
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        counts[r.status] = counts.get(r.status, 0) + 1
+        if r.status != 413:
+            failures.append(f"a chunked body of 2 MiB past --max-infer-mb 1: {r.status}")
         for path in ["/v2/models/..%2f..%2fetc/infer", "/v2/models/../v1/models/infer", "/v2/models/mlp/versions/0/infer",
                      "/v2/models/mlp/versions/99999999999999999999/infer", "/v2/models/mlp/versions/-1/infer",
                      "/v2/models/%00/infer", "/v2/models/" + "m" * 3000 + "/infer", "/v2/models//infer",
