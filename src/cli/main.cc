@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/ci_command.h"
 #include "cli/commands.h"
 #include "cli/serve_command.h"
 #include "cli/token_command.h"
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
       kiln::cli::add_serve);
   add("worker", "Run kiln serve's compile jobs (from --db or --data) without serving HTTP (docs/service.md)",
       kiln::cli::add_worker);
+  add("ci", "Gate a model in CI: compile for the pipeline's targets, verify accuracy, compare latency with "
+      "the alias's version, exit 0/1, promote (docs/service.md)",
+      kiln::cli::add_ci);
   add("token", "Access tokens of kiln serve: kiln token create --data DIR --scope read|write|admin",
       kiln::cli::add_token);
   try {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/walk.h"
 #include "ops/infer.h"
 #include "opt/graph_edit.h"
 #include "opt/pipeline.h"
@@ -53,7 +54,7 @@ void weights_as_initializers(Graph& g) {
     return nullptr;
   };
   std::vector<Node*> constants;
-  for_each_node(g, [&](Node& n) {
+  for_each_nested_node(g, [&](Node& n) {
     if (!constant_data(n)) return;
     for (const Use& u : n.outputs[0]->uses)
       if ((u.node->op_type == "Conv" || u.node->op_type == "MatMul" || u.node->op_type == "Gemm") &&

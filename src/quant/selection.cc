@@ -1,11 +1,11 @@
 #include "quant/selection.h"
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "ir/walk.h"
 #include "support/error.h"
 
 namespace kiln::quant {
@@ -60,22 +60,10 @@ std::string node_label(const Node& n) {
   return !n.outputs.empty() && n.outputs[0] ? n.outputs[0]->name : n.op_type;
 }
 
-// g's nodes, then those of the graphs its nodes hold (If branches, Loop bodies), depth first.
-void for_each_node(const Graph& g, const std::function<void(Node&)>& fn) {
-  for (const auto& n : g.nodes()) {
-    fn(*n);
-    for (const Attribute& a : n->attrs) {
-      if (a.g) for_each_node(*a.g, fn);
-      for (const auto& sub : a.graphs)
-        if (sub) for_each_node(*sub, fn);
-    }
-  }
-}
-
 void check_filters(const Graph& g, const QuantizeOptions& o, const std::string& model_name) {
   const auto ok_ops = quantizable_ops(o.mode, o.format);
   std::set<std::string> ops, names;
-  for_each_node(g, [&](Node& n) {
+  for_each_nested_node(g, [&](const Node& n) {
     ops.insert(n.op_type);
     names.insert(node_label(n));
   });
@@ -91,10 +79,10 @@ void check_filters(const Graph& g, const QuantizeOptions& o, const std::string& 
                "--exclude-nodes '{}': '{}' has no node of that name", name, model_name);
 }
 
-Selection select_nodes(const Graph& g, const QuantizeOptions& o) {
+Selection select_nodes(Graph& g, const QuantizeOptions& o) {
   const auto ops = o.include_ops.empty() ? default_ops(o.mode) : o.include_ops;
   Selection s;
-  for_each_node(g, [&](Node& n) {
+  for_each_nested_node(g, [&](Node& n) {
     if (!n.domain.empty() || !contains(ops, n.op_type)) return;
     const std::string label = node_label(n);
     std::string reason;

@@ -2,7 +2,6 @@
 // --include-ops, --exclude-ops and --exclude-nodes against the model.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,11 +30,8 @@ std::string node_label(const Node& n);
 // the model has no node of, an --exclude-nodes name no node has, naming the flag and the model.
 void check_filters(const Graph& g, const QuantizeOptions& o, const std::string& model_name);
 
-// Calls fn for every node of g and of the graphs its nodes hold (If branches, Loop bodies).
-void for_each_node(const Graph& g, const std::function<void(Node&)>& fn);
-
 // The quantizable nodes of g and its subgraphs for o's mode and format.
-Selection select_nodes(const Graph& g, const QuantizeOptions& o);
+Selection select_nodes(Graph& g, const QuantizeOptions& o);
 
 // Index of the constant weight input of a selected node (1 for Conv, MatMul and Gemm).
 inline constexpr int kWeightInput = 1;

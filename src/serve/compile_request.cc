@@ -41,11 +41,12 @@ std::vector<std::string> strings(const json& body, const char* name) {
 CompileRequest parse_compile_request(const json& body) {
   KILN_CHECK(body.is_object(), ErrorKind::kBadInput, "compile request: expected a JSON object with \"targets\"");
   static const std::set<std::string> known = {"targets", "shapes", "level", "passes", "strict_shapes",
-                                              "runs", "seed", "threads", "allow_newer_opset"};
+                                              "runs", "seed", "threads", "allow_newer_opset", "measure_hits",
+                                              "quantize"};
   for (const auto& [k, v] : body.items())
     KILN_CHECK(known.contains(k), ErrorKind::kBadInput,
                "compile request: unknown field '{}' (known: targets, shapes, level, passes, strict_shapes, runs, "
-               "seed, threads, allow_newer_opset)",
+               "seed, threads, allow_newer_opset, measure_hits, quantize)",
                k.substr(0, 100));
   CompileRequest r;
   r.targets = strings(body, "targets");
@@ -63,6 +64,7 @@ CompileRequest parse_compile_request(const json& body) {
   r.passes = field<std::string>(body, "passes", json::value_t::string, "a string of comma-separated passes", "");
   r.strict_shapes = field<bool>(body, "strict_shapes", json::value_t::boolean, "true or false", false);
   r.allow_newer_opset = field<bool>(body, "allow_newer_opset", json::value_t::boolean, "true or false", false);
+  r.measure_hits = field<bool>(body, "measure_hits", json::value_t::boolean, "true or false", false);
   r.runs = field<int>(body, "runs", json::value_t::number_integer, "an integer 0-1000", 10);
   KILN_CHECK(r.runs >= 0 && r.runs <= 1000, ErrorKind::kBadInput, "compile request: 'runs' must be 0-1000");
   r.threads = field<int>(body, "threads", json::value_t::number_integer, "an integer 0-1024", 0);
@@ -72,13 +74,16 @@ CompileRequest parse_compile_request(const json& body) {
                "compile request: 'seed' must be a non-negative integer");
     r.seed = body["seed"].get<uint64_t>();
   }
+  if (body.contains("quantize") && !body["quantize"].is_null()) r.quantize = parse_quantize_request(body["quantize"]);
   return r;
 }
 
 json compile_request_json(const CompileRequest& r) {
-  return {{"targets", r.targets}, {"shapes", r.shapes}, {"level", r.level}, {"passes", r.passes},
+  json j = {{"targets", r.targets}, {"shapes", r.shapes}, {"level", r.level}, {"passes", r.passes},
           {"strict_shapes", r.strict_shapes}, {"runs", r.runs}, {"seed", r.seed}, {"threads", r.threads},
-          {"allow_newer_opset", r.allow_newer_opset}};
+          {"allow_newer_opset", r.allow_newer_opset}, {"measure_hits", r.measure_hits}};
+  if (r.quantize) j["quantize"] = quantize_request_json(*r.quantize);
+  return j;
 }
 
 artifact::CompileOptions compile_options(const CompileRequest& r, const std::string& target,

@@ -58,6 +58,8 @@ class JobQueue {
  public:
   virtual ~JobQueue() = default;
   virtual int64_t enqueue(const JobSpec& spec) = 0;
+  // The newest `limit` jobs, newest first (the web page's list, GET /v1/jobs).
+  virtual std::vector<Job> recent_jobs(int limit) = 0;
   // The oldest job that is queued or whose lease has expired, now running under a new attempt
   // held by `worker` for `lease_s` seconds; nullopt when there is none. Jobs whose lease expired
   // kMaxAttempts times are failed first (reclaim_expired).

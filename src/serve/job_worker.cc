@@ -10,6 +10,7 @@
 
 #include "artifact/artifact.h"
 #include "serve/compile_request.h"
+#include "serve/model_quantize.h"
 #include "serve/target_compile.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
@@ -104,11 +105,12 @@ void JobWorker::say(const std::string& line) const {
   std::cerr << "kiln worker " + o_.name + ": " + line + "\n" << std::flush;
 }
 
-json JobWorker::run_target(const std::string& target, const CompileRequest& r, const Job& job, const fs::path& work,
-                           const std::atomic<bool>& lost, std::string& log) {
+json JobWorker::run_target(const std::string& target, const CompileRequest& r, const fs::path& model,
+                           const std::string& model_sha256, const fs::path& work, const std::atomic<bool>& lost,
+                           std::string& log) {
   const auto t0 = Clock::now();
-  const artifact::CompileOptions opts = compile_options(r, target, (work / "model.onnx").string());
-  const std::string key = artifact::compile_key(job.spec.model_sha256, opts);
+  const artifact::CompileOptions opts = compile_options(r, target, model.string());
+  const std::string key = artifact::compile_key(model_sha256, opts);
   artifact::ArtifactCache cache(stores_.cache_dir, o_.cache_bytes);
   std::string bytes;
   json manifest, notes = json::array();
@@ -117,10 +119,23 @@ json JobWorker::run_target(const std::string& target, const CompileRequest& r, c
     bytes = read_bytes(*path);
     manifest = artifact::inspect_artifact(*path).manifest.json;
     hit = true;
+    if (r.measure_hits && r.runs > 0 && manifest.value("runs_here", false)) {  // measured again, now
+      const fs::path dir = work / (target + "-measure");
+      fs::create_directories(dir);
+      write_file_atomically(dir / "artifact.kiln", bytes);
+      const MeasureOutcome m = measure_in_child(o_.kiln_exe, dir, compile_request_json(r), target, model,
+                                                dir / "artifact.kiln", o_.job_timeout_s, &lost);
+      if (!m.measured.is_null()) {
+        manifest["measured"] = m.measured;
+        manifest["measured_again"] = true;
+      } else {
+        log += target + ": not measured again: " + m.error + "\n";
+      }
+    }
   } else {
     const fs::path dir = work / target;
     fs::create_directories(dir);
-    write_file_atomically(dir / "request.json", json{{"target", target}, {"model", fs::absolute(work / "model.onnx").string()},
+    write_file_atomically(dir / "request.json", json{{"target", target}, {"model", fs::absolute(model).string()},
                                                     {"options", compile_request_json(r)}}.dump());
     const ChildOutcome c = compile_in_child(o_.kiln_exe, dir, o_.job_timeout_s, &lost);
     if (!c.ok) {
@@ -136,12 +151,30 @@ json JobWorker::run_target(const std::string& target, const CompileRequest& r, c
   const std::string sha = stores_.content->put(bytes);
   json res = target_result(target, manifest, notes);
   res["cache_hit"] = hit;
+  if (manifest.value("measured_again", false)) res["measured"]["again"] = true;  // not the compile's figures
   res["cache_key"] = key;
   res["seconds"] = seconds_since(t0);
   res["artifact"] = {{"sha256", sha}, {"bytes", bytes.size()}};
   log += fmt::format("{}: {} in {:.2f} s{}, {} bytes\n", target, res["state"].get<std::string>(),
                      res["seconds"].get<double>(), hit ? " (compile cache hit)" : "", bytes.size());
   return res;
+}
+
+json JobWorker::analyze_report(const fs::path& model, const CompileRequest& r, const fs::path& work,
+                               const std::atomic<bool>& lost, std::string& log) {
+  std::string targets;
+  for (const std::string& t : r.targets) targets += (targets.empty() ? "" : ",") + t;
+  const fs::path html = work / "analyze.html";
+  const ChildExit e = run_child(o_.kiln_exe,
+                                {"analyze", model.string(), "--targets", targets, "-O", std::to_string(r.level),
+                                 "--html", html.string()},
+                                work / "analyze.log", o_.job_timeout_s, &lost);
+  std::error_code ec;
+  if (e.code != 0 || !fs::exists(html, ec)) {
+    log += "no analyze report: " + last_log_line(work / "analyze.log") + "\n";
+    return json::object();
+  }
+  return {{"analyze", stores_.content->put(read_bytes(html))}};
 }
 
 bool JobWorker::run_one() {
@@ -175,13 +208,38 @@ bool JobWorker::run_one() {
     const CompileRequest r = parse_compile_request(job.spec.request);
     fs::create_directories(work);
     write_file_atomically(work / "model.onnx", stores_.content->get(job.spec.model_sha256));
+    fs::path model = work / "model.onnx";
+    std::string model_sha = job.spec.model_sha256;
+    std::optional<QuantizedModel> quantized;
+    if (r.quantize) {  // the targets compile the quantized model
+      quantized = quantize_for_job(stores_, o_.kiln_exe, model_sha, r, work, o_.job_timeout_s, &lost);
+      log += fmt::format("quantized ({}) in {:.2f} s{}: model {}\n", r.quantize->mode, quantized->seconds,
+                         quantized->cache_hit ? " (cached)" : "", quantized->sha256.substr(0, 16));
+      model = work / "quantized.onnx";
+      model_sha = quantized->sha256;
+      write_file_atomically(model, stores_.content->get(model_sha));
+    }
+    const json reports = analyze_report(model, r, work, lost, log);
     for (const std::string& t : r.targets) {
       if (lost) break;
-      targets.push_back(run_target(t, r, job, work, lost, log));
+      json res = run_target(t, r, model, model_sha, work, lost, log);
+      if (!reports.empty()) res["reports"] = reports;
+      if (quantized) {
+        res["quantize"] = quantize_result_json(*quantized, *r.quantize);
+        if (res.contains("accuracy"))
+          res["accuracy"]["against"] = "the quantized .onnx on the fast engine at -O0 (quantize.accuracy: "
+                                       "the quantized model against the float original)";
+      }
+      targets.push_back(std::move(res));
     }
   } catch (const Error& e) {
     log += std::string("the job failed: ") + e.what() + "\n";
-    targets.push_back({{"state", "failed"}, {"error", e.what()}});
+    // Every target not done fails with the reason (the quantization refused, the model missing ...).
+    const json named = job.spec.request.value("targets", json::array());
+    const size_t done_targets = targets.size();
+    for (size_t i = done_targets; i < named.size(); ++i)
+      if (named[i].is_string()) targets.push_back({{"target", named[i]}, {"state", "failed"}, {"error", e.what()}});
+    if (targets.empty()) targets.push_back({{"state", "failed"}, {"error", e.what()}});
   }
   done = true;
   heartbeat.join();

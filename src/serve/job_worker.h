@@ -45,8 +45,14 @@ class JobWorker {
   void run(const std::atomic<bool>& stop);
 
  private:
-  nlohmann::json run_target(const std::string& target, const CompileRequest& r, const Job& job,
-                            const std::filesystem::path& work, const std::atomic<bool>& lost, std::string& log);
+  // One target of `model` (the job's .onnx, or its quantized model), of content sha256 `model_sha256`.
+  nlohmann::json run_target(const std::string& target, const CompileRequest& r, const std::filesystem::path& model,
+                            const std::string& model_sha256, const std::filesystem::path& work,
+                            const std::atomic<bool>& lost, std::string& log);
+  // kiln analyze's HTML page of the model for the job's targets (a child process), in the content
+  // store: {"analyze": sha256}; empty when it could not be made (said in the log).
+  nlohmann::json analyze_report(const std::filesystem::path& model, const CompileRequest& r,
+                                const std::filesystem::path& work, const std::atomic<bool>& lost, std::string& log);
   void say(const std::string& line) const;
 
   const ServiceStores& stores_;

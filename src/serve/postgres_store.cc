@@ -220,6 +220,13 @@ class PostgresJobQueue final : public JobQueue {
     return static_cast<int>(r.affected());
   }
 
+  std::vector<Job> recent_jobs(int limit) override {
+    PgResult r = c_.exec(std::string("SELECT ") + kJobColumns + " FROM jobs ORDER BY id DESC LIMIT $1", {str(limit)});
+    std::vector<Job> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(row_job(r, i));
+    return out;
+  }
+
   std::optional<Job> job(int64_t id) override {
     PgResult r = c_.exec(std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = $1", {str(id)});
     if (r.rows() == 0) return std::nullopt;

@@ -20,6 +20,9 @@
 #include "serve/server_metrics.h"
 #include "serve/service_stores.h"
 #include "serve/tokens.h"
+#include "serve/ci_routes.h"
+#include "serve/http_reply.h"
+#include "serve/model_quantize.h"
 #include "support/error.h"
 
 namespace kiln::serve {
@@ -83,13 +86,14 @@ class Service {
   const ServiceStores& stores() const { return stores_; }
 
   // The token's scope must allow `need`: 401 without a known token, 403 with too small a scope.
-  void authorize(const httplib::Request& req, TokenScope need) {
+  TokenScope authorize(const httplib::Request& req, TokenScope need) {
     const std::string h = req.get_header_value("Authorization");
     if (h.rfind("Bearer ", 0) != 0) throw HttpError{401, "an Authorization: Bearer token is needed (kiln token create)"};
     const auto scope = scope_of_token(*stores_.registry, h.substr(7));
     if (!scope) throw HttpError{401, "unknown token"};
     if (!scope_allows(*scope, need))
       throw HttpError{403, std::string("the token's scope is ") + scope_name(*scope) + ", this needs " + scope_name(need)};
+    return *scope;
   }
 
   // POST /v1/models/{name}: the bytes go through kiln's loader and checks, as `kiln inspect` does.
@@ -160,22 +164,6 @@ class Service {
     reply(res, 200, {{"name", name}, {"versions", versions}, {"aliases", stores_.registry->aliases(name)}});
   }
 
-  // PUT /v1/models/{name}/aliases/{alias} with {"version": N}: makes or moves the alias.
-  void set_alias(const httplib::Request& req, httplib::Response& res) {
-    authorize(req, TokenScope::kWrite);
-    const std::string name = req.matches[1], alias = req.matches[2];
-    check_model_name(name);
-    check_alias_name(alias);
-    const json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object() || !body.contains("version") || !body["version"].is_number_integer())
-      throw HttpError{400, "the body must be {\"version\": N}"};
-    const int64_t version = body["version"].get<int64_t>();
-    if (!stores_.registry->version(name, version))
-      throw HttpError{404, "model '" + name + "' has no version " + std::to_string(version)};
-    stores_.registry->set_alias(name, alias, version);
-    reply(res, 200, {{"name", name}, {"alias", alias}, {"version", version}});
-  }
-
   // POST /v1/models/{name}/versions/{v}/compile: checks the request, queues a job (202).
   void compile(const httplib::Request& req, httplib::Response& res) {
     authorize(req, TokenScope::kWrite);
@@ -183,6 +171,7 @@ class Service {
     const json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded()) throw HttpError{400, "the request body is not JSON"};
     const CompileRequest r = parse_compile_request(body);
+    check_quantize_request(stores_, v.sha256, r);
     const int64_t id = queue_->enqueue(
         {.model = v.name, .version = v.version, .model_sha256 = v.sha256, .request = compile_request_json(r)});
     reply(res, 202, {{"job", id}, {"state", "queued"}, {"model", v.name}, {"version", v.version},
@@ -247,11 +236,10 @@ void run_server(const ServeOptions& opts) {
   server.Get("/v2/health/ready", guarded([](const auto&, auto& res) { reply(res, 200, {{"ready", true}}); }));
   server.Post(R"(/v1/models/([^/]+))", guarded([&](const auto& req, auto& res) { service.upload(req, res); }));
   server.Get("/v1/models", guarded([&](const auto& req, auto& res) { service.list(req, res); }));
+  add_ci_routes(server, service.stores(), [&](const auto& req, TokenScope need) { return service.authorize(req, need); });
   server.Get(R"(/v1/models/([^/]+))", guarded([&](const auto& req, auto& res) { service.model(req, res); }));
   server.Get(R"(/v1/models/([^/]+)/versions/([^/]+))",
              guarded([&](const auto& req, auto& res) { service.show(req, res); }));
-  server.Put(R"(/v1/models/([^/]+)/aliases/([^/]+))",
-             guarded([&](const auto& req, auto& res) { service.set_alias(req, res); }));
   server.Post(R"(/v1/models/([^/]+)/versions/([^/]+)/compile)",
               guarded([&](const auto& req, auto& res) { service.compile(req, res); }));
   server.Get(R"(/v1/jobs/([0-9]{1,18}))", guarded([&](const auto& req, auto& res) { service.job(req, res); }));

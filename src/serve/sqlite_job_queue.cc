@@ -137,6 +137,15 @@ class SqliteJobQueue final : public JobQueue {
     return sqlite3_changes(db_);
   }
 
+  std::vector<Job> recent_jobs(int limit) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    SqliteStatement s(db_, where_, (std::string("SELECT ") + kColumns + " FROM jobs ORDER BY id DESC LIMIT ?").c_str());
+    s.bind(1, int64_t{limit});
+    std::vector<Job> out;
+    while (s.step()) out.push_back(row_job(s));
+    return out;
+  }
+
   std::optional<Job> job(int64_t id) override {
     std::lock_guard<std::mutex> lock(mu_);
     return read(id);

@@ -12,15 +12,34 @@
 #include <atomic>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace kiln::serve {
 
 // The child's side: compiles as DIR/request.json says ({"options": CompileRequest JSON, "target",
-// "model": the .onnx file, DIR/model.onnx when not given}).
+// "model": the .onnx file, DIR/model.onnx when not given}); with "measure": an artifact file, it
+// only measures that artifact against the model (under the target's ISA caps, as the compile
+// would) and writes {"measured", "notes"}.
 // Returns the exit code (0, or 2 with {"error"} in result.json).
 int compile_target_in_dir(const std::filesystem::path& dir);
+
+// How a child process ended.
+struct ChildExit {
+  int code = -1;             // its exit status when it exited
+  int signal = 0;            // the signal it died on, else 0
+  bool timed_out = false;    // killed at the time limit
+  bool abandoned = false;    // killed because *abandon turned true
+  double seconds = 0;
+};
+
+// Runs `exe args...` in a process group of its own (it dies with this process), stdout and
+// stderr into `log`; kills the group after `timeout_s` or as soon as `*abandon` turns true.
+ChildExit run_child(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                    const std::filesystem::path& log, int timeout_s, const std::atomic<bool>* abandon);
+// The last line of a child's log (300 characters at most), for its one-line error.
+std::string last_log_line(const std::filesystem::path& log);
 
 struct ChildOutcome {
   bool ok = false;           // result.json and artifact.kiln are there
@@ -29,6 +48,17 @@ struct ChildOutcome {
   std::string error;         // why not, one line
   double seconds = 0;
 };
+
+// The parent's side of "measure": the artifact `artifact` of `model` measured in a child in `dir`;
+// the manifest's "measured" JSON, or an error.
+struct MeasureOutcome {
+  nlohmann::json measured;  // null when not measured
+  std::string error;
+};
+MeasureOutcome measure_in_child(const std::filesystem::path& kiln_exe, const std::filesystem::path& dir,
+                                const nlohmann::json& options, const std::string& target,
+                                const std::filesystem::path& model, const std::filesystem::path& artifact,
+                                int timeout_s, const std::atomic<bool>* abandon);
 
 // The parent's side: runs `kiln_exe worker --compile-target DIR`, its output into DIR/log.txt,
 // killed (its whole process group) after `timeout_s` or as soon as `*abandon` turns true.

@@ -27,7 +27,7 @@ def main():
     data = os.path.join(work, "data")
     token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
                                          check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
+    write, read, admin = token("write"), token("read"), token("admin")
     port = free_port()
     c = Client(f"http://127.0.0.1:{port}")
     log = os.path.join(work, "serve.log")
@@ -114,6 +114,16 @@ def main():
             expect(f"again {t['target']} cache", t.get("cache_hit"), True)
             expect(f"again {t['target']} artifact", t.get("artifact"), per[t["target"]]["artifact"])
 
+        # Again with measure_hits: the hit's artifact measured again now, the same bytes.
+        status, again3 = c.call("POST", "/v1/models/mlp/versions/1/compile", dict(request, measure_hits=True), write)
+        for t in c.wait_job(again3["job"], read)["targets"]:
+            m = t.get("measured") or {}
+            want_again = True if t.get("runs_here") else None
+            expect(f"measured again {t['target']}", (t.get("cache_hit"), m.get("again"), t.get("artifact")),
+                   (True, want_again, per[t["target"]]["artifact"]))
+            if t.get("runs_here") and not (m.get("latency_p50_ms", 0) > 0 and t.get("accuracy", {}).get("outputs_match")):
+                failures.append(f"measured again {t['target']}: {m}")
+
         # A target that does not run here: compiled, unmeasured, fell back with the reason.
         status, q3 = c.call("POST", "/v1/models/mlp/versions/1/compile", {"targets": ["aarch64-linux"], "runs": 1}, write)
         job3 = c.wait_job(q3["job"], read)
@@ -122,13 +132,15 @@ def main():
         if "does not run here" not in (t.get("fallback") or {}).get("reason", ""):
             failures.append(f"aarch64 fallback reason: {t.get('fallback')}")
 
-        # Aliases.
+        # Aliases: moved through a gate (tests/serve/serve_ci.py) or, without one, by an admin token.
         expect("alias with a read token", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, read)[0], 403)
-        expect("alias", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, write),
-               (200, {"name": "mlp", "alias": "prod", "version": 1}))
-        expect("alias of a missing version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 5}, write)[0], 404)
-        expect("alias that is a number", c.call("PUT", "/v1/models/mlp/aliases/12", {"version": 1}, write)[0], 400)
-        expect("alias without a version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"v": 1}, write)[0], 400)
+        status, body = c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, write)
+        expect("alias without a gate, write token", (status, "gate" in body.get("error", "")), (403, True))
+        expect("alias", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, admin),
+               (200, {"name": "mlp", "alias": "prod", "version": 1, "gate": "forced (admin token)"}))
+        expect("alias of a missing version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 5}, admin)[0], 404)
+        expect("alias that is a number", c.call("PUT", "/v1/models/mlp/aliases/12", {"version": 1}, admin)[0], 400)
+        expect("alias without a version", c.call("PUT", "/v1/models/mlp/aliases/prod", {"v": 1}, admin)[0], 400)
         status, body = c.call("GET", "/v1/models/mlp/versions/prod", tok=read)
         expect("version by alias", (status, body.get("version")), (200, 1))
         status, body = c.call("GET", "/v1/models/mlp", tok=read)

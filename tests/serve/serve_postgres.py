@@ -165,6 +165,10 @@ def main():
         for j in [job1, job2, *jobs]:
             commits = re.findall(rf"job {j} attempt \d+: committed", logs)
             expect(f"commits of job {j}", len(commits), 1)
+        # The job list (the web page's) from PostgreSQL: newest first, every job once.
+        status, body = c.call("GET", "/v1/jobs?limit=20", tok=write)
+        expect("job list", (status, [j["job"] for j in body.get("jobs", [])]),
+               (200, sorted([job1, job2, *jobs], reverse=True)))
         # The server's /metrics counts the jobs in PostgreSQL (every worker's): all 8 succeeded.
         status, text, _ = c.call("GET", "/metrics", raw=True)
         lines = text.decode().splitlines()
