@@ -145,6 +145,8 @@ def main():
         server.wait(timeout=60)
     for f in failures:
         print("FAIL", f)
+    if failures:  # what the watchdog said, to tell a late cut from a missed one
+        print("server log:", "".join(open(log).readlines()[-12:]))
     print(f"serve_time_limits: {'passed' if not failures else f'{len(failures)} failures'}")
     return 1 if failures else 0
 
