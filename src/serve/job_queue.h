@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,8 @@ class JobQueue {
   // Fails the running jobs whose lease expired after kMaxAttempts claims; returns how many.
   virtual int reclaim_expired() = 0;
   virtual std::optional<Job> job(int64_t id) = 0;
+  // How many jobs are in each state now, by job_state_name (the metrics' queue depth).
+  virtual std::map<std::string, int64_t> count_by_state() = 0;
 };
 
 }  // namespace kiln::serve

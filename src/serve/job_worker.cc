@@ -251,10 +251,13 @@ bool JobWorker::run_one() {
   }
   const JobState state = job_state_of(targets);
   log += std::string(job_state_name(state)) + " (" + o_.name + ")\n";
-  if (queue_->finish(lease, state, {{"targets", targets}}, log))
+  if (queue_->finish(lease, state, {{"targets", targets}}, log)) {
     say(what + ": committed (" + job_state_name(state) + ")");
-  else
+    if (o_.on_target)
+      for (const json& t : targets) o_.on_target(t);
+  } else {
     say(what + ": refused at commit: the lease was taken over; its results are dropped");
+  }
   return true;
 }
 

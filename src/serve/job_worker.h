@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,8 @@ struct WorkerOptions {
   int job_timeout_s = 900;         // the time limit of one target's compile
   int poll_ms = 250;               // the wait between claims when the queue is empty
   uint64_t cache_bytes = artifact::kDefaultCacheBytes;
+  // Called with each target's result of a job this worker committed (the server's metrics).
+  std::function<void(const nlohmann::json& target_result)> on_target;
 };
 
 class JobWorker {

@@ -233,6 +233,13 @@ class PostgresJobQueue final : public JobQueue {
     return row_job(r, 0);
   }
 
+  std::map<std::string, int64_t> count_by_state() override {
+    PgResult r = c_.exec("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    std::map<std::string, int64_t> counts;
+    for (int i = 0; i < r.rows(); ++i) counts[r.text(i, 0)] = r.int64(i, 1);
+    return counts;
+  }
+
  private:
   PgConnection c_;
 };

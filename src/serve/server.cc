@@ -13,7 +13,11 @@
 #include "onnx/import.h"
 #include "runtime/session.h"
 #include "serve/compile_request.h"
-#include "serve/inference.h"
+#include "serve/http_reply.h"
+#include "serve/inference_service.h"
+#include "serve/metrics.h"
+#include "serve/request_deadline.h"
+#include "serve/server_metrics.h"
 #include "serve/service_stores.h"
 #include "serve/tokens.h"
 #include "serve/ci_routes.h"
@@ -64,7 +68,20 @@ json job_json(const Job& j) {
 class Service {
  public:
   explicit Service(const ServeOptions& opts)
-      : stores_(open_stores({.db = opts.db, .data = opts.data})), queue_(stores_.open_queue()) {}
+      : stores_(open_stores({.db = opts.db, .data = opts.data})),
+        queue_(stores_.open_queue()),
+        inference_(stores_,
+                   {.batching = opts.batching,
+                    .request_time_limit_s = opts.request_time_limit_s,
+                    .open_inference = opts.open_inference,
+                    .splits = opts.splits,
+                    .max_infer_bytes = uint64_t(opts.max_infer_mb) << 20},
+                   metrics_,
+                   [this](const httplib::Request& req, TokenScope need) { authorize(req, need); }) {}
+
+  Metrics& metrics() { return metrics_; }
+  JobQueue& queue() { return *queue_; }
+  InferenceService& inference() { return inference_; }
 
   const ServiceStores& stores() const { return stores_; }
 
@@ -197,38 +214,11 @@ class Service {
     throw HttpError{404, "job " + std::to_string(j.id) + " has no target '" + target.substr(0, 140) + "'"};
   }
 
-  // POST /v2/models/{name}[/versions/{v}]/infer: the Open Inference Protocol's JSON tensors, on
-  // the fast engine (the newest version when none is named).
-  void run(const httplib::Request& req, httplib::Response& res) {
-    authorize(req, TokenScope::kRead);
-    const std::string name = req.matches[1];
-    std::optional<ModelVersion> v;
-    if (req.matches.size() > 2 && req.matches[2].matched) {
-      v = stores_.registry->version(name, std::stoll(req.matches[2]));
-    } else {
-      const auto all = stores_.registry->versions(name);
-      if (!all.empty()) v = all.back();
-    }
-    if (!v) throw HttpError{404, "no model '" + name + "'" + (req.matches.size() > 2 && req.matches[2].matched
-                                                                  ? " version " + std::string(req.matches[2])
-                                                                  : "")};
-    const json request = json::parse(req.body, nullptr, false);
-    if (request.is_discarded()) throw HttpError{400, "the request body is not JSON"};
-    engine::CompiledModel& model = sessions_.get(v->name, v->version, [&] {
-      Model m = load_model_from_bytes(stores_.content->get(v->sha256), stores_.empty_dir);
-      return m;
-    });
-    json body = infer(model, request);
-    body["model_name"] = v->name;
-    body["model_version"] = std::to_string(v->version);
-    if (request.contains("id")) body["id"] = request["id"];
-    reply(res, 200, body);
-  }
-
  private:
   ServiceStores stores_;
   std::unique_ptr<JobQueue> queue_;  // the server's own connection (workers take theirs)
-  InferenceSessions sessions_;
+  Metrics metrics_;
+  InferenceService inference_;
 };
 
 }  // namespace
@@ -239,6 +229,16 @@ void run_server(const ServeOptions& opts) {
   server.set_payload_max_length(kMaxUploadBytes);
   server.set_read_timeout(opts.request_timeout_s, 0);
   server.set_write_timeout(opts.request_timeout_s, 0);
+  // Responses go out as headers and body in two writes: without TCP_NODELAY the body waits for the
+  // client's delayed ACK of the headers (40 ms on Linux) on every keep-alive request.
+  server.set_tcp_nodelay(true);
+  // httplib closes a keep-alive connection after 5 requests by default: under 100 clients that is
+  // hundreds of reconnects a second against its listen backlog of 5, and a connection reset now
+  // and then (serve_load saw one). 100 requests per connection cuts the reconnects 20-fold.
+  server.set_keep_alive_max_count(100);
+  // Requests block their thread while they wait for their model's batch: enough threads that
+  // concurrent clients reach the batcher instead of waiting for a connection to be taken.
+  server.new_task_queue = [n = opts.http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
   server.Get("/v2/health/live", guarded([](const auto&, auto& res) { reply(res, 200, {{"live", true}}); }));
   server.Get("/v2/health/ready", guarded([](const auto&, auto& res) { reply(res, 200, {{"ready", true}}); }));
   server.Post(R"(/v1/models/([^/]+))", guarded([&](const auto& req, auto& res) { service.upload(req, res); }));
@@ -252,11 +252,15 @@ void run_server(const ServeOptions& opts) {
   server.Get(R"(/v1/jobs/([0-9]{1,18}))", guarded([&](const auto& req, auto& res) { service.job(req, res); }));
   server.Get(R"(/v1/jobs/([0-9]{1,18})/artifacts/([^/]+))",
              guarded([&](const auto& req, auto& res) { service.artifact(req, res); }));
-  server.Post(R"(/v2/models/([^/]+)(?:/versions/([0-9]{1,18}))?/infer)",
-              guarded([&](const auto& req, auto& res) { service.run(req, res); }));
+  service.inference().add_routes(server);
+  std::unique_ptr<RequestDeadlines> deadlines;  // made once the port is bound (below)
+  add_metrics_route(server, service.metrics(), service.queue(), [&deadlines](const std::string& addr, int port) {
+    if (deadlines) deadlines->answered(addr, port);
+  });
   if (!server.bind_to_port(opts.host, opts.port))
     fail(ErrorKind::kBadInput, "--listen {}:{}: cannot listen there (in use, or not this machine's address)",
          opts.host, opts.port);
+  deadlines = std::make_unique<RequestDeadlines>(opts.port, opts.request_time_limit_s, &service.metrics());
   // The compile workers: threads of this process, each with its own connection to the queue.
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<JobWorker>> workers;
@@ -264,6 +268,7 @@ void run_server(const ServeOptions& opts) {
   for (int i = 0; i < opts.workers; ++i) {
     WorkerOptions w = opts.worker;
     w.name = default_worker_name(i);
+    w.on_target = compile_metrics_reporter(service.metrics());
     workers.push_back(std::make_unique<JobWorker>(service.stores(), w));
     threads.emplace_back([&stop, worker = workers.back().get()] { worker->run(stop); });
   }

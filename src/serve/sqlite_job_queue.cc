@@ -151,6 +151,14 @@ class SqliteJobQueue final : public JobQueue {
     return read(id);
   }
 
+  std::map<std::string, int64_t> count_by_state() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    SqliteStatement s(db_, where_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    std::map<std::string, int64_t> counts;
+    while (s.step()) counts[s.text(0)] = s.int64(1);
+    return counts;
+  }
+
  private:
   std::optional<Job> read(int64_t id) {
     SqliteStatement s(db_, where_, (std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?").c_str());

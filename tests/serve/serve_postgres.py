@@ -10,6 +10,7 @@ processes share the queue.
    the stopped one is continued: its heartbeat or commit is refused (fencing); the results stay
    the other's.
 3. Six jobs, two workers: every job succeeds and is committed exactly once (the workers' logs).
+   The server's /metrics then counts the 8 jobs succeeded (read from PostgreSQL) and none queued.
 
     tests/serve/serve_postgres.py KILN MODEL WORKDIR
 As root, the PostgreSQL server runs as the user postgres (runuser): initdb refuses root.
@@ -168,6 +169,13 @@ def main():
         status, body = c.call("GET", "/v1/jobs?limit=20", tok=write)
         expect("job list", (status, [j["job"] for j in body.get("jobs", [])]),
                (200, sorted([job1, job2, *jobs], reverse=True)))
+        # The server's /metrics counts the jobs in PostgreSQL (every worker's): all 8 succeeded.
+        status, text, _ = c.call("GET", "/metrics", raw=True)
+        lines = text.decode().splitlines()
+        expect("metrics: jobs succeeded", [l for l in lines if l.startswith('kiln_compile_jobs{state="succeeded"}')],
+               ['kiln_compile_jobs{state="succeeded"} 8'])
+        expect("metrics: queue depth", [l for l in lines if l.startswith("kiln_compile_queue_depth")],
+               ["kiln_compile_queue_depth 0"])
     finally:
         for p in procs:
             if p.poll() is None:

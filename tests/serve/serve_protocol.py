@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""The Open Inference Protocol's parts beyond JSON infer, on kiln serve over loopback:
+
+- the binary tensor data extension: binary inputs, binary outputs (all, or one by its
+  "binary_data" parameter), each combination bit for bit equal to the JSON form; malformed
+  Inference-Header-Content-Length values and binary_data_size parameters are 400 and the
+  server stays up;
+- model metadata (GET /v2/models/{name}[/versions/{v}]: name, versions, platform, inputs and
+  outputs with datatype and shape, -1 for a symbolic dim), server metadata (GET /v2), 404s;
+- readiness and the repository extension: a version is not ready until its first request or a
+  load; POST /v2/repository/models/{name}/load (version_policy latest, all, a list) and /unload,
+  their token scopes, an unloaded model's infer refused until it is loaded again;
+- an alias in place of a version number (/v2/models/mlp/versions/prod/infer);
+- --open-inference: metadata, ready and infer without a token, load/unload and /v1 still need one;
+- --split mlp=prod:1,canary:1: 100 requests by id shared between the two aliases' versions, the
+  same id always to the same one, a named version kept, a bad --split exit code 2.
+
+    tests/serve/serve_protocol.py KILN MLP_ONNX WORKDIR
+"""
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import Client, free_port, start_server  # noqa: E402
+
+
+def post(port, path, body, headers):
+    """(status, headers, body bytes) of a raw POST."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("POST", path, body, headers)
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, dict(r.getheaders()), data
+
+
+def split_response(headers, data):
+    """The JSON header and each output's array, binary or JSON."""
+    n = headers.get("Inference-Header-Content-Length")
+    head = json.loads(data[: int(n)] if n else data)
+    at = int(n) if n else len(data)
+    outs = {}
+    for o in head["outputs"]:
+        dtype = {"FP32": np.float32, "INT64": np.int64}[o["datatype"]]
+        if "parameters" in o and "binary_data_size" in o["parameters"]:
+            size = o["parameters"]["binary_data_size"]
+            outs[o["name"]] = np.frombuffer(data[at: at + size], dtype=dtype).reshape(o["shape"])
+            at += size
+        else:
+            outs[o["name"]] = np.array(o["data"], dtype=dtype).reshape(o["shape"])
+    return head, outs, at == len(data)
+
+
+def main():
+    kiln, mlp, work = sys.argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    data = os.path.join(work, "data")
+    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
+                                         check=True, capture_output=True, text=True).stdout.strip()
+    write, read, admin = token("write"), token("read"), token("admin")
+    port = free_port()
+    c = Client(f"http://127.0.0.1:{port}")
+    log = os.path.join(work, "serve.log")
+    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0"], log)
+    failures = []
+    auth = {"Authorization": "Bearer " + read, "Content-Type": "application/octet-stream"}
+
+    def expect(what, got, want):
+        if got != want:
+            failures.append(f"{what}: got {got!r}, expected {want!r}")
+
+    try:
+        c.wait_up(log)
+        v1 = open(mlp, "rb").read()
+        m = onnx.load_from_string(v1)
+        m.doc_string = "version 2"
+        v2 = m.SerializeToString()
+        expect("upload 1", c.call("POST", "/v1/models/mlp", v1, write)[0], 201)
+
+        # Readiness before any request; then metadata.
+        expect("not ready yet", c.call("GET", "/v2/models/mlp/ready", tok=read)[:1], (400,))
+        status, body = c.call("GET", "/v2", tok=read)
+        expect("server metadata", (status, body.get("name"), "binary_tensor_data" in body.get("extensions", [])),
+               (200, "kiln", True))
+        expect("upload 2", c.call("POST", "/v1/models/mlp", v2, write)[0], 201)
+        status, body = c.call("GET", "/v2/models/mlp", tok=read)
+        expect("metadata", (status, body), (200, {
+            "name": "mlp", "versions": ["1", "2"], "platform": "kiln_onnx",
+            "inputs": [{"name": "input", "datatype": "FP32", "shape": [-1, 768]}],
+            "outputs": [{"name": "output", "datatype": "FP32", "shape": [-1, 10]}]}))
+        status, body = c.call("GET", "/v2/models/mlp/versions/1", tok=read)
+        expect("metadata of version 1", (status, body.get("versions")), (200, ["1"]))
+        expect("metadata without a token", c.call("GET", "/v2/models/mlp")[0], 401)
+        expect("metadata of a missing model", c.call("GET", "/v2/models/none", tok=read)[0], 404)
+        expect("metadata of a missing version", c.call("GET", "/v2/models/mlp/versions/9", tok=read)[0], 404)
+
+        # Binary data against JSON, bit for bit.
+        x = np.random.default_rng(5).standard_normal((3, 768)).astype(np.float32)
+        json_in = {"name": "input", "shape": [3, 768], "datatype": "FP32", "data": x.ravel().tolist()}
+        bin_in = {"name": "input", "shape": [3, 768], "datatype": "FP32", "parameters": {"binary_data_size": x.nbytes}}
+        status, h, d = post(port, "/v2/models/mlp/versions/1/infer", json.dumps({"inputs": [json_in]}).encode(), auth)
+        expect("JSON infer", status, 200)
+        _, want, _ = split_response(h, d)
+        cases = {
+            "binary in, JSON out": ({"inputs": [bin_in]}, True),
+            "binary in, binary out (binary_data_output)": ({"inputs": [bin_in], "parameters": {"binary_data_output": True}}, True),
+            "JSON in, binary out (binary_data_output)": ({"inputs": [json_in], "parameters": {"binary_data_output": True}}, False),
+            "JSON in, binary out (the output's binary_data)": (
+                {"inputs": [json_in], "outputs": [{"name": "output", "parameters": {"binary_data": True}}]}, False),
+        }
+        for what, (req, binary_input) in cases.items():
+            header = json.dumps(req).encode()
+            body = header + (x.tobytes() if binary_input else b"")
+            hdrs = dict(auth, **{"Inference-Header-Content-Length": str(len(header))})
+            status, h, d = post(port, "/v2/models/mlp/versions/1/infer", body, hdrs)
+            if status != 200:
+                failures.append(f"{what}: {status} {d[:200]!r}")
+                continue
+            head, got, whole = split_response(h, d)
+            binary_out = "parameters" in head["outputs"][0]
+            expect(f"{what}: binary output", binary_out, "binary" in what.split(",")[1])
+            expect(f"{what}: the body is the header and the outputs' bytes", whole, True)
+            if not np.array_equal(got["output"].view(np.uint32), want["output"].view(np.uint32)):
+                failures.append(f"{what}: outputs differ from the JSON form's")
+
+        # Malformed binary requests: 400 each.
+        header = json.dumps({"inputs": [bin_in]}).encode()
+        bad = {
+            "a header length that is not a number": (header + x.tobytes(), "12a"),
+            "a negative header length": (header + x.tobytes(), "-5"),
+            "a header length past the body": (header + x.tobytes(), str(len(header) + x.nbytes + 1)),
+            "a header length of 0": (header + x.tobytes(), "0"),
+            "a header length cutting the JSON": (header + x.tobytes(), str(len(header) - 3)),
+            "binary data too short": (header + x.tobytes()[:-4], str(len(header))),
+            "binary data too long": (header + x.tobytes() + b"\0" * 4, str(len(header))),
+            "no binary data": (header, str(len(header))),
+        }
+        wrong_size = json.dumps({"inputs": [dict(bin_in, parameters={"binary_data_size": x.nbytes - 4})]}).encode()
+        bad["a binary_data_size not the shape's bytes"] = (wrong_size + x.tobytes()[:-4], str(len(wrong_size)))
+        for size in (-4, "4", 1.5):
+            h2 = json.dumps({"inputs": [dict(bin_in, parameters={"binary_data_size": size})]}).encode()
+            bad[f"binary_data_size {size!r}"] = (h2 + x.tobytes(), str(len(h2)))
+        both = json.dumps({"inputs": [dict(json_in, parameters={"binary_data_size": x.nbytes})]}).encode()
+        bad["data and binary_data_size both"] = (both + x.tobytes(), str(len(both)))
+        flag = json.dumps({"inputs": [json_in], "parameters": {"binary_data_output": "yes"}}).encode()
+        bad["binary_data_output not a bool"] = (flag, str(len(flag)))
+        for what, (body, n) in bad.items():
+            status, h, d = post(port, "/v2/models/mlp/versions/1/infer", body,
+                                dict(auth, **{"Inference-Header-Content-Length": n}))
+            err = json.loads(d).get("error", "") if d.startswith(b"{") else ""
+            if status != 400 or not err or "\n" in err:
+                failures.append(f"{what}: {status} {d[:200]!r}, expected 400 with a one-line error")
+        expect("still up", c.call("GET", "/v2/health/live")[0], 200)
+
+        # Readiness and the repository extension.
+        expect("version 1 ready after its request", c.call("GET", "/v2/models/mlp/versions/1/ready", tok=read)[0], 200)
+        expect("version 2 not ready", c.call("GET", "/v2/models/mlp/versions/2/ready", tok=read)[0], 400)
+        expect("load without a token", c.call("POST", "/v2/repository/models/mlp/load")[0], 401)
+        expect("load with a read token", c.call("POST", "/v2/repository/models/mlp/load", tok=read)[0], 403)
+        expect("load a missing model", c.call("POST", "/v2/repository/models/none/load", tok=write)[0], 404)
+        expect("unload a missing model", c.call("POST", "/v2/repository/models/none/unload", tok=write)[0], 404)
+        status, body = c.call("POST", "/v2/repository/models/mlp/load", tok=write)
+        expect("load (latest)", (status, body.get("loaded")), (200, ["2"]))
+        expect("version 2 ready", c.call("GET", "/v2/models/mlp/versions/2/ready", tok=read)[0], 200)
+        expect("the newest ready", c.call("GET", "/v2/models/mlp/ready", tok=read)[0], 200)
+        status, body = c.call("POST", "/v2/repository/models/mlp/unload", tok=write)
+        expect("unload", (status, body.get("unloaded")), (200, 2))
+        for v in ("1", "2"):
+            expect(f"version {v} not ready after unload",
+                   c.call("GET", f"/v2/models/mlp/versions/{v}/ready", tok=read)[0], 400)
+        status, body = c.call("POST", "/v2/models/mlp/infer", {"inputs": [json_in]}, read)
+        expect("infer an unloaded model", (status, "load" in (body or {}).get("error", "")), (400, True))
+        status, body = c.call("POST", "/v2/repository/models/mlp/load",
+                              {"parameters": {"version_policy": "all"}}, write)
+        expect("load all", (status, body.get("loaded")), (200, ["1", "2"]))
+        expect("infer after load", c.call("POST", "/v2/models/mlp/versions/1/infer", {"inputs": [json_in]}, read)[0], 200)
+        c.call("POST", "/v2/repository/models/mlp/unload", tok=write)
+        status, body = c.call("POST", "/v2/repository/models/mlp/load", {"parameters": {"version_policy": [1]}}, write)
+        expect("load [1]", (status, body.get("loaded")), (200, ["1"]))
+        expect("version 2 not loaded by [1]", c.call("GET", "/v2/models/mlp/versions/2/ready", tok=read)[0], 400)
+        for policy in ("newest", [7], ["1"], [], {"x": 1}):
+            status, _ = c.call("POST", "/v2/repository/models/mlp/load", {"parameters": {"version_policy": policy}}, write)
+            expect(f"load with version_policy {policy!r}", status, 404 if policy == [7] else 400)
+        expect("load with a body that is not JSON", c.call("POST", "/v2/repository/models/mlp/load", b"{", write)[0], 400)
+        # An alias names a version in /v2 routes.
+        # (an admin moves an alias without a gate)
+        expect("alias", c.call("PUT", "/v1/models/mlp/aliases/prod", {"version": 1}, admin)[0], 200)
+        status, body = c.call("GET", "/v2/models/mlp/versions/prod", tok=read)
+        expect("metadata by alias", (status, body.get("versions")), (200, ["1"]))
+        status, body = c.call("POST", "/v2/models/mlp/versions/prod/infer", {"inputs": [json_in]}, read)
+        expect("infer by alias", (status, body.get("model_version")), (200, "1"))
+        expect("a missing alias", c.call("POST", "/v2/models/mlp/versions/nope/infer", {"inputs": [json_in]}, read)[0], 404)
+        expect("alias canary", c.call("PUT", "/v1/models/mlp/aliases/canary", {"version": 2}, admin)[0], 200)
+        expect("still up at the end", c.call("GET", "/v2/health/live")[0], 200)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    # --split: a bad one is exit code 2 with one line.
+    bad = subprocess.run([kiln, "serve", "--data", data, "--split", "mlp=prod"], capture_output=True, text=True)
+    expect("--split mlp=prod", (bad.returncode, len(bad.stderr.strip().splitlines())), (2, 1))
+
+    # --open-inference: metadata, ready and infer need no token; load and unload still do. With
+    # --split mlp=prod:1,canary:1: unversioned requests shared between versions 1 and 2 by id.
+    port = free_port()
+    c = Client(f"http://127.0.0.1:{port}")
+    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", "--open-inference",
+                                 "--split", "mlp=prod:1,canary:1", "--split", "vad=none:1"], log + ".open")
+    try:
+        c.wait_up(log + ".open")
+        expect("open: metadata without a token", c.call("GET", "/v2/models/mlp")[0], 200)
+        expect("open: infer without a token", c.call("POST", "/v2/models/mlp/infer", {"inputs": [json_in]})[0], 200)
+        expect("open: load without a token", c.call("POST", "/v2/repository/models/mlp/load")[0], 401)
+        expect("open: unload with a read token", c.call("POST", "/v2/repository/models/mlp/unload", tok=read)[0], 403)
+        expect("open: the registry still needs one", c.call("GET", "/v1/models")[0], 401)
+        got = {}
+        for i in range(100):
+            status, body = c.call("POST", "/v2/models/mlp/infer", {"id": f"r{i}", "inputs": [json_in]})
+            got[f"r{i}"] = body.get("model_version") if status == 200 else status
+        shares = {v: list(got.values()).count(v) for v in set(got.values())}
+        if set(shares) != {"1", "2"} or min(shares.values()) < 30:
+            failures.append(f"--split 1:1 over 100 ids: {shares}")
+        again = [c.call("POST", "/v2/models/mlp/infer", {"id": k, "inputs": [json_in]})[1].get("model_version")
+                 for k in list(got)[:10]]
+        expect("--split: the same id, the same version", again, list(got.values())[:10])
+        status, body = c.call("POST", "/v2/models/mlp/versions/1/infer", {"id": "r0", "inputs": [json_in]})
+        expect("--split: a named version is kept", (status, body.get("model_version")), (200, "1"))
+        status, body = c.call("POST", "/v2/models/vad/infer", {"inputs": [json_in]})
+        expect("--split to a missing alias", (status, "none" in body.get("error", "")), (404, True))
+        print(f"serve_protocol: --split mlp=prod:1,canary:1 over 100 ids: {shares}")
+        expect("open: ready without a token", c.call("GET", "/v2/models/mlp/ready")[0], 200)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    for f in failures:
+        print("FAIL", f)
+    print(f"serve_protocol: {'passed' if not failures else f'{len(failures)} failures'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
