@@ -16,15 +16,13 @@
 """
 import json
 import os
-import shutil
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def infer(c, model, inputs, tok):
@@ -41,24 +39,10 @@ def infer(c, model, inputs, tok):
 
 def main():
     kiln, mlp, silero, work = sys.argv[1:5]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0",
-                                 "--max-batch", "8", "--batch-delay-us", "20000"], log)
-    failures = []
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
-    try:
-        c.wait_up(log)
+    st = ServeTest("serve_batching", kiln, work)
+    log, failures, expect = st.log, st.failures, st.expect
+    write, read = st.token("write"), st.token("read")
+    with st.serve(["--workers", "0", "--max-batch", "8", "--batch-delay-us", "20000"]) as c:
         expect("upload mlp", c.call("POST", "/v1/models/mlp", open(mlp, "rb").read(), write)[0], 201)
         expect("upload silero", c.call("POST", "/v1/models/vad", open(silero, "rb").read(), write)[0], 201)
 
@@ -133,30 +117,17 @@ def main():
         vad_count = [l for l in series("kiln_inference_batch_size_count", "vad")]
         if not vad_le1 or vad_le1[0].split()[-1] != vad_count[0].split()[-1]:
             failures.append(f"metrics: a Silero run above batch size 1: {vad_le1} {vad_count}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
     # --preferred-batch 2 (with --max-batch 8 and a 200 ms delay): 8 concurrent one-row requests
     # run as batches of exactly 2, cut there although more are waiting.
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", "--max-batch", "8",
-                                 "--preferred-batch", "2", "--batch-delay-us", "200000"], log + ".preferred")
-    try:
-        c.wait_up(log + ".preferred")
+    with st.serve(["--workers", "0", "--max-batch", "8", "--preferred-batch", "2", "--batch-delay-us", "200000"],
+                  log=log + ".preferred") as c:
         ones = [{"input": (r["input"][0][:1], "FP32")} for r in requests[:8]]
         infer(c, "mlp", ones[0], read)  # loads the model (its first run waits the delay alone)
         with ThreadPoolExecutor(8) as pool:
             got = list(pool.map(lambda r: infer(c, "mlp", r, read), ones))
         expect("--preferred-batch 2: the batch sizes", [g[2] for g in got], [2] * 8)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    for f in failures:
-        print("FAIL", f)
-    print(f"serve_batching: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,10 @@
 """What the kiln serve tests share: a free loopback port, a JSON client with a Bearer token, a
-server started and waited for, a job polled until it is done."""
+server started and waited for, a job polled until it is done, and ServeTest: a test's folder,
+tokens, server and verdict."""
+import contextlib
 import json
+import os
+import shutil
 import socket
 import subprocess
 import time
@@ -60,3 +64,63 @@ class Client:
 def start_server(kiln, args, log_path, env=None):
     log = open(log_path, "w")
     return subprocess.Popen([kiln, "serve", *args], stdout=log, stderr=log, env=env)
+
+
+def create_token(kiln, data, scope):
+    """A new token of `scope` (read, write or admin) from `kiln token create`, kept under data."""
+    return subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+class ServeTest:
+    """What a serve test does around its checks: a fresh WORK folder (the server's data in
+    WORK/data, its log in WORK/serve.log), tokens, `kiln serve` on a free loopback port, the
+    failures the checks collect, and the verdict:
+
+        t = ServeTest("serve_x", kiln, work)
+        read, write = t.token("read"), t.token("write")
+        with t.serve(["--workers", "0"]) as c:      # a Client of the server, once it answers
+            t.expect("upload", c.call("POST", "/v1/models/m", data, write)[0], 201)
+        return t.verdict()                            # FAIL lines, the log's tail, the exit code
+    """
+
+    def __init__(self, name, kiln, work):
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        self.name, self.kiln, self.work = name, kiln, work
+        self.data = os.path.join(work, "data")
+        self.log = os.path.join(work, "serve.log")
+        self.failures = []
+        self.port = self.server = None
+
+    def token(self, scope):
+        return create_token(self.kiln, self.data, scope)
+
+    def expect(self, what, got, want):
+        if got != want:
+            self.failures.append(f"{what}: got {got!r}, expected {want!r}")
+
+    @contextlib.contextmanager
+    def serve(self, args=(), env=None, log=None):
+        """`kiln serve --data WORK/data --listen 127.0.0.1:PORT ARGS`, stopped on leaving; its output
+        in `log` (default WORK/serve.log)."""
+        self.port = free_port()
+        log = log or self.log
+        self.server = start_server(self.kiln, ["--data", self.data, "--listen", f"127.0.0.1:{self.port}", *args],
+                                   log, env)
+        client = Client(f"http://127.0.0.1:{self.port}")
+        try:
+            client.wait_up(log)
+            yield client
+        finally:
+            self.server.terminate()
+            self.server.wait(timeout=60)
+
+    def verdict(self, log_tail=3000):
+        """Prints each failure (and then the server log's tail) and the test's last line; the exit code."""
+        for f in self.failures:
+            print("FAIL", f)
+        if self.failures and os.path.exists(self.log):
+            print("server log:", open(self.log).read()[-log_tail:])
+        print(f"{self.name}: {'passed' if not self.failures else f'{len(self.failures)} failures'}")
+        return 1 if self.failures else 0

@@ -9,7 +9,6 @@ refusals (tokens, bad requests, missing jobs and artifacts).
 """
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 
@@ -18,28 +17,15 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def main():
     kiln, model, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read, admin = token("write"), token("read"), token("admin")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "1"], log)
-    failures = []
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
-    try:
-        c.wait_up(log)
+    st = ServeTest("serve_jobs", kiln, work)
+    failures, expect = st.failures, st.expect
+    write, read, admin = st.token("write"), st.token("read"), st.token("admin")
+    with st.serve(["--workers", "1"]) as c:
         onnx_bytes = open(model, "rb").read()
         expect("upload", c.call("POST", "/v1/models/mlp", onnx_bytes, write)[0], 201)
         status, body = c.call("GET", "/v1/models/mlp/versions/1", tok=read)
@@ -146,15 +132,7 @@ def main():
         status, body = c.call("GET", "/v1/models/mlp", tok=read)
         expect("model", (status, body.get("aliases"), len(body.get("versions", []))), (200, {"prod": 1}, 1))
         expect("compile by alias", c.call("POST", "/v1/models/mlp/versions/prod/compile", request, write)[0], 202)
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    for f in failures:
-        print("FAIL", f)
-    if failures:
-        print(open(log).read()[-3000:])
-    print(f"serve_jobs: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":

@@ -10,14 +10,12 @@ inference requests, successes, failures, queue and compute durations and batch s
 """
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"')
@@ -110,23 +108,10 @@ def value(families, family, sample=None, **labels):
 
 def main():
     kiln, mlp, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "1"], log)
-    failures = []
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
-    try:
-        c.wait_up(log)
+    st = ServeTest("serve_metrics", kiln, work)
+    failures, expect = st.failures, st.expect
+    write, read = st.token("write"), st.token("read")
+    with st.serve(["--workers", "1"]) as c:
         expect("upload", c.call("POST", "/v1/models/mlp", open(mlp, "rb").read(), write)[0], 201)
         status, job = c.call("POST", "/v1/models/mlp/versions/1/compile", {"targets": ["x86-64"], "runs": 1}, write)
         expect("compile", status, 202)
@@ -180,13 +165,7 @@ def main():
                                value(fams, "kiln_inference_batch_size", "kiln_inference_batch_size_sum", **m)), (5, 10))
         expect("queue depth", value(fams, "kiln_inference_queue_depth", **m), 0)
         print(f"serve_metrics: {sum(len(f['samples']) for f in fams.values())} samples in {len(fams)} families parsed")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    for f in failures:
-        print("FAIL", f)
-    print(f"serve_metrics: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":

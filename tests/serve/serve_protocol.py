@@ -20,7 +20,6 @@
 import http.client
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -28,7 +27,7 @@ import numpy as np
 import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def post(port, path, body, headers):
@@ -60,24 +59,12 @@ def split_response(headers, data):
 
 def main():
     kiln, mlp, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read, admin = token("write"), token("read"), token("admin")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0"], log)
-    failures = []
+    st = ServeTest("serve_protocol", kiln, work)
+    data, log, failures, expect = st.data, st.log, st.failures, st.expect
+    write, read, admin = st.token("write"), st.token("read"), st.token("admin")
     auth = {"Authorization": "Bearer " + read, "Content-Type": "application/octet-stream"}
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
-    try:
-        c.wait_up(log)
+    with st.serve(["--workers", "0"]) as c:
+        port = st.port
         v1 = open(mlp, "rb").read()
         m = onnx.load_from_string(v1)
         m.doc_string = "version 2"
@@ -199,9 +186,6 @@ def main():
         expect("a missing alias", c.call("POST", "/v2/models/mlp/versions/nope/infer", {"inputs": [json_in]}, read)[0], 404)
         expect("alias canary", c.call("PUT", "/v1/models/mlp/aliases/canary", {"version": 2}, admin)[0], 200)
         expect("still up at the end", c.call("GET", "/v2/health/live")[0], 200)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
     # --split: a bad one is exit code 2 with one line.
     bad = subprocess.run([kiln, "serve", "--data", data, "--split", "mlp=prod"], capture_output=True, text=True)
@@ -209,12 +193,8 @@ def main():
 
     # --open-inference: metadata, ready and infer need no token; load and unload still do. With
     # --split mlp=prod:1,canary:1: unversioned requests shared between versions 1 and 2 by id.
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", "--open-inference",
-                                 "--split", "mlp=prod:1,canary:1", "--split", "vad=none:1"], log + ".open")
-    try:
-        c.wait_up(log + ".open")
+    with st.serve(["--workers", "0", "--open-inference", "--split", "mlp=prod:1,canary:1", "--split", "vad=none:1"],
+                  log=log + ".open") as c:
         expect("open: metadata without a token", c.call("GET", "/v2/models/mlp")[0], 200)
         expect("open: infer without a token", c.call("POST", "/v2/models/mlp/infer", {"inputs": [json_in]})[0], 200)
         expect("open: load without a token", c.call("POST", "/v2/repository/models/mlp/load")[0], 401)
@@ -236,13 +216,7 @@ def main():
         expect("--split to a missing alias", (status, "none" in body.get("error", "")), (404, True))
         print(f"serve_protocol: --split mlp=prod:1,canary:1 over 100 ids: {shares}")
         expect("open: ready without a token", c.call("GET", "/v2/models/mlp/ready")[0], 200)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    for f in failures:
-        print("FAIL", f)
-    print(f"serve_protocol: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ the job's targets with its message; bad values are 400s with one line.
 """
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 
@@ -20,26 +19,14 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def main():
     kiln, model, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "1"], log)
-    failures = []
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
+    st = ServeTest("serve_quantize", kiln, work)
+    data, failures, expect = st.data, st.failures, st.expect
+    write, read = st.token("write"), st.token("read")
     def compile_job(request):
         status, queued = c.call("POST", "/v1/models/mlp/versions/1/compile", request, write)
         if status != 202:
@@ -57,8 +44,7 @@ def main():
                        check=True, capture_output=True)
         return numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
 
-    try:
-        c.wait_up(log)
+    with st.serve(["--workers", "1"]) as c:
         expect("upload", c.call("POST", "/v1/models/mlp", open(model, "rb").read(), write)[0], 201)
 
         # Bad values: 400, one line, naming what is wrong; nothing queued.
@@ -154,15 +140,7 @@ def main():
                        ("failed", True, False, True, False))
         if uploaded and random_sets and uploaded["targets"][0].get("cache_key") == random_sets["targets"][0].get("cache_key"):
             failures.append("static with uploaded and with random calibration share a cache key")
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    for f in failures:
-        print("FAIL", f)
-    if failures:
-        print(open(log).read()[-3000:])
-    print(f"serve_quantize: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":

@@ -15,18 +15,15 @@
 import http.client
 import json
 import os
-import shutil
 import socket
-import subprocess
 import sys
 import time
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 LIMIT = 2
 
@@ -67,24 +64,11 @@ def trickle(port, head, body, every):
 
 def main():
     kiln, mlp, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0",
-                                 "--request-time-limit", str(LIMIT), "--request-timeout", "10"], log)
-    failures = []
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
-    try:
-        c.wait_up(log)
+    st = ServeTest("serve_time_limits", kiln, work)
+    failures, expect = st.failures, st.expect
+    write, read = st.token("write"), st.token("read")
+    with st.serve(["--workers", "0", "--request-time-limit", str(LIMIT), "--request-timeout", "10"]) as c:
+        port = st.port
         expect("upload mlp", c.call("POST", "/v1/models/mlp", open(mlp, "rb").read(), write)[0], 201)
         expect("upload slow", c.call("POST", "/v1/models/slow", slow_model(), write)[0], 201)
         x = np.zeros((1, 768), np.float32)
@@ -140,15 +124,7 @@ def main():
         cut = [l for l in text.decode().splitlines() if l.startswith("kiln_http_requests_cut_total")]
         if not cut or float(cut[0].split()[-1]) < 2:
             failures.append(f"metrics: connections cut {cut}, expected at least the 2 slow clients")
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    for f in failures:
-        print("FAIL", f)
-    if failures:  # what the watchdog said, to tell a late cut from a missed one
-        print("server log:", "".join(open(log).readlines()[-12:]))
-    print(f"serve_time_limits: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":
