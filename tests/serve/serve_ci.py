@@ -18,7 +18,7 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest, free_port  # noqa: E402
 
 
 def variant(model, path, scale):
@@ -31,22 +31,10 @@ def variant(model, path, scale):
 
 def main():
     kiln, model, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read, admin = token("write"), token("read"), token("admin")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    c = Client(url)
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "1"], log)
-    failures = []
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
+    st = ServeTest("serve_ci", kiln, work)
+    failures, expect = st.failures, st.expect
+    write, read = st.token("write"), st.token("read")
+    url = None  # the server's, once it runs
 
     shutil.copy(model, os.path.join(work, "mlp.onnx"))
     variant(model, os.path.join(work, "mlp_b.onnx"), 1.01)
@@ -73,8 +61,8 @@ def main():
     def production():
         return c.call("GET", "/v1/models/mlp", tok=read)[1].get("aliases", {}).get("production")
 
-    try:
-        c.wait_up(log)
+    with st.serve(["--workers", "1"]) as c:
+        url = f"http://127.0.0.1:{st.port}"
         # 1. Nothing to compare with yet: the gate checks accuracy, passes, promotes version 1.
         code, out, err, rep = ci(pipeline("a.json"), "--promote")
         expect("first gate", (code, rep.get("passed"), rep.get("promoted")), (0, True, True))
@@ -183,15 +171,7 @@ def main():
         code, out, err, rep = ci(pipeline("lp3.json", server=None, alias="prod", model="mlp_b.onnx"), "--promote",
                                  "--data", local)
         expect("local promote 2", (code, rep.get("promoted"), "baseline_job" in rep), (0, True, True))
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    for f in failures:
-        print("FAIL", f)
-    if failures:
-        print(open(log).read()[-3000:])
-    print(f"serve_ci: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":

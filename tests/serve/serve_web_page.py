@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def dump_dom(url, work):
@@ -34,24 +34,11 @@ def main():
     if not shutil.which("chromium"):
         print("FAIL: chromium is not installed (scripts/install-deps.sh installs it)")
         return 1
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read, admin = token("write"), token("read"), token("admin")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "1"], log)
-    failures = []
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
-    try:
-        c.wait_up(log)
+    st = ServeTest("serve_web_page", kiln, work)
+    failures, expect = st.failures, st.expect
+    write, read, admin = st.token("write"), st.token("read"), st.token("admin")
+    with st.serve(["--workers", "1"]) as c:
+        port = st.port
         expect("upload", c.call("POST", "/v1/models/webmlp", open(model, "rb").read(), write)[0], 201)
         status, q = c.call("POST", "/v1/models/webmlp/versions/1/compile", {"targets": ["x86-64"], "runs": 2}, write)
         job = c.wait_job(q["job"], read)
@@ -88,15 +75,7 @@ def main():
         dom, _ = dump_dom(f"http://127.0.0.1:{port}/", work)
         if "webmlp" in dom or "Token" not in dom:
             failures.append("the page without a token shows registry data (or no token form)")
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    for f in failures:
-        print("FAIL", f)
-    if failures:
-        print(open(log).read()[-3000:])
-    print(f"serve_web_page: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":
