@@ -116,9 +116,10 @@ class ServeTest:
             self.server.terminate()
             self.server.wait(timeout=60)
 
-    def verdict(self, log_tail=3000):
-        """Prints each failure (and then the server log's tail) and the test's last line; the exit code."""
-        for f in self.failures:
+    def verdict(self, log_tail=3000, most=None):
+        """Prints each failure (the first `most`), then the server log's tail, and the test's last
+        line; the exit code."""
+        for f in self.failures[:most]:
             print("FAIL", f)
         if self.failures and os.path.exists(self.log):
             print("server log:", open(self.log).read()[-log_tail:])

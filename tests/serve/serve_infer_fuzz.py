@@ -17,16 +17,14 @@ import http.client
 import json
 import os
 import random
-import shutil
 import socket
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 ODD = [None, True, False, 0, -1, 1.5, 2 ** 63, -2 ** 63 - 1, 1e308, "x", "", "\u0000", "FP32", [], {}, [[1]],
        [None], {"a": 1}, "9" * 40, -0.0]
@@ -65,17 +63,10 @@ def mutate(req, rng):
 
 def main():
     kiln, mlp, silero, work = sys.argv[1:5]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(work, "serve.log")
-    server = start_server(kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0",
-                                 "--max-batch", "4", "--max-infer-mb", "1"], log)
-    failures = []
+    st = ServeTest("serve_infer_fuzz", kiln, work)
+    failures = st.failures
+    write, read = st.token("write"), st.token("read")
+    port = None  # the server's, once it runs
     counts = {}
 
     def send(method, path, body=b"", headers=None):
@@ -97,8 +88,8 @@ def main():
                 failures.append(f"{what}: {r.status} without a one-line error: {d[:200]!r}")
         return r.status, d, time.time() - t0
 
-    try:
-        c.wait_up(log)
+    with st.serve(["--workers", "0", "--max-batch", "4", "--max-infer-mb", "1"]) as c:
+        port = st.port
         expect_up = lambda: c.call("GET", "/v2/health/live")[0] == 200
         c.call("POST", "/v1/models/mlp", open(mlp, "rb").read(), write)
         c.call("POST", "/v1/models/vad", open(silero, "rb").read(), write)
@@ -173,15 +164,9 @@ def main():
         if status != 200 or json.loads(again)["outputs"] != json.loads(want)["outputs"]:
             failures.append(f"the valid request after the fuzzing: {status}, or other outputs")
         print(f"serve_infer_fuzz: {sum(counts.values())} requests, by status {dict(sorted(counts.items()))}")
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    if server.returncode not in (0, -15):
-        failures.append(f"the server exited with {server.returncode}")
-    for f in failures[:20]:
-        print("FAIL", f)
-    print(f"serve_infer_fuzz: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    if st.server.returncode not in (0, -15):
+        failures.append(f"the server exited with {st.server.returncode}")
+    return st.verdict(most=20)
 
 
 if __name__ == "__main__":

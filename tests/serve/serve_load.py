@@ -13,8 +13,6 @@ import argparse
 import http.client
 import json
 import os
-import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -22,7 +20,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def rss_mb(pid):
@@ -41,19 +39,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--slack-mb", type=float, default=40)
     a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    data = os.path.join(a.work, "data")
-    token = lambda scope: subprocess.run([a.kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
-    port = free_port()
-    c = Client(f"http://127.0.0.1:{port}")
-    log = os.path.join(a.work, "serve.log")
-    server = start_server(a.kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0",
-                                   "--max-batch", "16", "--batch-delay-us", "1000"], log)
-    failures = []
-    try:
-        c.wait_up(log)
+    st = ServeTest("serve_load", a.kiln, a.work)
+    failures = st.failures
+    write, read = st.token("write"), st.token("read")
+    with st.serve(["--workers", "0", "--max-batch", "16", "--batch-delay-us", "1000"]) as c:
+        port, server = st.port, st.server
         if c.call("POST", "/v1/models/mlp", open(a.model, "rb").read(), write)[0] != 201:
             sys.exit("FAIL: upload")
         rng = np.random.default_rng(11)
@@ -128,13 +118,7 @@ def main():
         for line in text.decode().splitlines():
             if line.startswith("kiln_inference_batch_size_count") or line.startswith("kiln_inference_request_failure"):
                 print("  " + line)
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    for f in failures:
-        print("FAIL", f)
-    print(f"serve_load: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":
