@@ -5,47 +5,20 @@ and the server answers its health check after all of them.
 
     tests/serve/serve_hostile_uploads.py KILN CORPUS_DIR WORKDIR
 """
-import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import ServeTest  # noqa: E402
 
 
 def main():
     kiln, corpus, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = subprocess.run([kiln, "token", "create", "--data", data, "--scope", "write"], check=True,
-                           capture_output=True, text=True).stdout.strip()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(os.path.join(work, "serve.log"), "w")
-    server = subprocess.Popen([kiln, "serve", "--data", data, "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=log)
-
-    def call(method, path, body=None):
-        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, method=method)
-        req.add_header("Authorization", "Bearer " + token)
-        req.add_header("Content-Type", "application/octet-stream")
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"null")
-
-    failures, bad, ok = [], 0, 0
-    try:
-        for _ in range(200):
-            try:
-                if call("GET", "/v2/health/live")[0] == 200:
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.05)
+    st = ServeTest("serve_hostile_uploads", kiln, work)
+    token = st.token("write")
+    failures, bad, ok = st.failures, 0, 0
+    with st.serve() as c:
+        call = lambda method, path, body=None: c.call(method, path, body, token)
         cases = [line.split("\t")[0] for line in open(os.path.join(corpus, "manifest.tsv")) if line.strip() and not line.startswith("#")]
         valid = [line.split("\t")[0].strip() for line in open(os.path.join(corpus, "manifest_ok.tsv")) if line.strip() and not line.startswith("#")]
         for name in cases + valid:
@@ -66,13 +39,8 @@ def main():
             failures.append(f"{stored} versions stored, at most the {len(valid)} valid cases may be")
         if call("GET", "/v2/health/live")[0] != 200:
             failures.append("the server does not answer after the corpus")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    for f in failures:
-        print("FAIL", f)
-    print(f"serve_hostile_uploads: {bad} malformed and {ok} valid cases, {len(failures)} failures")
-    return 1 if failures else 0
+    print(f"serve_hostile_uploads: {bad} malformed and {ok} valid cases")
+    return st.verdict()
 
 
 if __name__ == "__main__":

@@ -10,58 +10,23 @@ the outputs of `kiln run` on the same inputs, and its refusals.
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 
 import numpy as np
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import free_port  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def main():
     kiln, model, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    data = os.path.join(work, "data")
-    token = lambda scope: subprocess.run([kiln, "token", "create", "--data", data, "--scope", scope],
-                                         check=True, capture_output=True, text=True).stdout.strip()
-    write, read = token("write"), token("read")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = open(os.path.join(work, "serve.log"), "w")
-    server = subprocess.Popen([kiln, "serve", "--data", data, "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=log)
-    failures = []
-
-    def call(method, path, body=None, tok=None):
-        req = urllib.request.Request(base + path, data=body, method=method)
-        if body is not None:  # (urllib's default, form-urlencoded, is capped at 8 KB by httplib)
-            req.add_header("Content-Type", "application/octet-stream")
-        if tok:
-            req.add_header("Authorization", "Bearer " + tok)
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"null")
-
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
-
-    try:
-        for _ in range(200):
-            try:
-                if call("GET", "/v2/health/live")[0] == 200:
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.05)
-        else:
-            sys.exit("FAIL: kiln serve did not come up: " + open(log.name).read()[-500:])
+    st = ServeTest("serve_http", kiln, work)
+    data, failures, expect = st.data, st.failures, st.expect
+    write, read = st.token("write"), st.token("read")
+    with st.serve() as c:
+        call = c.call
         expect("ready", call("GET", "/v2/health/ready"), (200, {"ready": True}))
         onnx = open(model, "rb").read()
         sha = hashlib.sha256(onnx).hexdigest()
@@ -115,13 +80,7 @@ def main():
         expect("infer wrong dims", call("POST", "/v2/models/mlp/infer", req(bad_dims), read)[0], 400)
         expect("infer no inputs", call("POST", "/v2/models/mlp/infer", req([]), read)[0], 400)
         expect("infer not JSON", call("POST", "/v2/models/mlp/infer", b"{", read)[0], 400)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    for f in failures:
-        print("FAIL", f)
-    print(f"serve_http: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":
