@@ -139,7 +139,8 @@ void run_sce(KernelContext& ctx) {
   const int64_t N = d[0], C = d[1], D = prod(d, 2, d.size());
   const auto v = to_doubles(n, x);
   std::vector<double> lp(v.size());
-  for (int64_t b = 0; b < N; ++b)
+  // No classes (C = 0): nothing to normalize, whatever D claims (a fuzzed [1, 0, 2^40] spun here).
+  for (int64_t b = 0; C > 0 && b < N; ++b)
     for (int64_t k = 0; k < D; ++k) {
       auto at = [&](int64_t c) { return (b * C + c) * D + k; };
       double mx = -std::numeric_limits<double>::infinity();
