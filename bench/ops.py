@@ -14,12 +14,15 @@ that occur most (ties: the largest output first) are kept. Each case becomes a o
 constant inputs the model's real weights, the others graph inputs of random values), timed by `kiln
 bench` and by ONNX Runtime's tools/ort/bench.js on the same inputs and threads.
 
-What is compared is the kernels' time, not the calls': ONNX Runtime through node.js pays tens of
-microseconds per call that are not the op's (the binding, outputs copied into JavaScript), and
-kiln's run copies its outputs out of its arena. ORT's side is the sum of its profiler's kernel
-times for the nodes it ran (`bench.js --profile`: the median per node over the timed runs; with
-its layout transforms a Conv can be several nodes), kiln's the median over the runs of its nodes'
-summed times (`kiln profile --json`: node_sum_ms); both calls' p50 are in the JSON lines. The table (also written to WORK/ops.md, with
+ONNX Runtime through node.js pays tens of microseconds per call that are not the op's (the
+binding, outputs copied into JavaScript), so its side is the sum of its profiler's kernel times
+for the nodes it ran (`bench.js --profile`: the median per node over the timed runs; with its
+layout transforms a Conv can be several nodes); kiln's is the p50 of the whole one-node run from
+C++ (`kiln bench`: its own per-call cost, a microsecond or so, included, so the ratio leans
+against kiln). kiln runs with GOMP_SPINCOUNT=200000, what it picks itself on a quiet machine
+(src/engine/threads.cc; on a loaded one it spins less, its threads fall asleep between runs and
+each run pays their wake-up, tens of microseconds that would swamp a small op); ONNX Runtime's
+threads spin by default. The call's p50 through node.js is in the JSON lines too. The table (also written to WORK/ops.md, with
 one JSON line per case in WORK/ops.jsonl) names the kernels kiln ran and the nodes ORT ran.
 Not a test: nothing here passes or fails on speed.
 """
@@ -187,21 +190,16 @@ def time_both(kiln, folder, threads, iterations, warmup):
     model, inputs = os.path.join(folder, "model.onnx"), os.path.join(folder, "inputs")
     common = ["--inputs", inputs, "--threads", str(threads), "--iterations", str(iterations),
               "--warmup", str(warmup), "--json"]
-    k = run([kiln, "profile", model, "--inputs", inputs, "--threads", str(threads), "--runs",
-             str(iterations), "--warmup", str(warmup), "--json"])
+    k = run([kiln, "bench", model] + common, env=dict(os.environ, GOMP_SPINCOUNT="200000"))
     profile = os.path.join(folder, "ort_profile")
     os.makedirs(profile, exist_ok=True)
     o = run(["node", os.path.join(ROOT, "tools", "ort", "bench.js"), model, "--profile", profile] + common)
     res = {}
     for side, r in (("kiln", k), ("ort", o)):
         try:
-            res[side] = json.loads(r.stdout) if side == "kiln" else json.loads(r.stdout.strip().splitlines()[-1])
+            res[side] = json.loads(r.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
             res[side] = {"error": (r.stderr.strip().splitlines() or ["no output"])[-1]}
-    k = res["kiln"]
-    if "error" not in k:  # the median over the runs of the nodes' summed times, and of the run's
-        res["kiln"] = dict(ms=float(np.median(k["node_sum_ms"])), call_ms=float(np.median(k["run_ms"])),
-                           kernels=sorted({n["kernel"] for n in k["nodes"] if n.get("kernel")}))
     return res
 
 
@@ -266,9 +264,9 @@ def main():
             k, o = res["kiln"], res["ort"]
             ort_nodes = o.get("nodes") or {}
             row = dict(op=c["op"], case=describe(c), count=c["count"], models=dict(c["models"]),
-                       kiln_ms=k.get("ms"), kiln_call_ms=k.get("call_ms"), ort_call_ms=o.get("p50_ms"),
+                       kiln_ms=k.get("p50_ms"), ort_call_ms=o.get("p50_ms"),
                        ort_ms=sum(v["ms"] for v in ort_nodes.values()) if ort_nodes else None,
-                       kernels=k.get("kernels", []),
+                       kernels=sorted(k.get("kernels", {})),
                        ort_ops=sorted({v["op"] for v in ort_nodes.values() if v.get("op")}),
                        error=k.get("error") or o.get("error"))
             if row["kiln_ms"] and row["ort_ms"]:
@@ -279,7 +277,7 @@ def main():
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     lines = [f"kiln vs onnxruntime-node per op: {args.threads} threads, {args.iterations} runs; {cpu}; "
-             "kernel times: kiln's profile (median over runs), ORT's profiler (median per node, summed)",
+             "kiln: p50 of the one-node run (kiln bench); ORT: its profiler's kernel times (median per node, summed)",
              "", "| op | case (w: constant) | nodes (models) | kiln us | ORT us | kiln / ORT | kiln kernels | ORT ran |",
              "| --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in rows:
