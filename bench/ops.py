@@ -169,7 +169,8 @@ def write_case(c, folder, rng):
             continue
         kind, elem, dims = spec
         if kind == "const":
-            inits.append(c["consts"][name])
+            if all(name != i.name for i in inits):  # one initializer may feed two inputs
+                inits.append(c["consts"][name])
             continue
         if any(name == f.name for f in feeds):
             continue
