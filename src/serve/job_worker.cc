@@ -56,7 +56,15 @@ json target_result(const std::string& target, const json& m, const json& notes) 
                      {"session_creation_ms", x.value("artifact_creation_ms", 0.0)},
                      {"onnx_creation_ms", x.value("onnx_creation_ms", 0.0)},
                      {"runs", x.value("runs", 0)},
-                     {"inputs", x.value("inputs", json::object())}};
+                     {"inputs", x.value("inputs", json::object())},
+                     {"plan", x.value("plan", json::object())}};
+    // A latency made of the reference kernels says so: no fast kernel took those nodes at this
+    // target's ISA (e.g. int8 MatMulInteger without VNNI), which the p50 alone does not tell.
+    const json kernels = x.value("plan", json::object()).value("kernels", json::object());
+    if (const int slow = kernels.value("reference", 0); slow > 0)
+      r["notes"].push_back(fmt::format("measured with {} of {} plan steps on the reference kernels (no fast kernel "
+                                       "takes their nodes at this target's ISA): its latency is theirs",
+                                       slow, x["plan"].value("steps", 0)));
     r["accuracy"] = {{"outputs_match", x.value("outputs_match", false)},
                      {"outputs", x.value("outputs", json::array())},
                      {"against", "the original .onnx on the fast engine at -O0"}};

@@ -22,6 +22,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import ServeTest  # noqa: E402
 
 
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        return next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
+
+
 def main():
     kiln, model, work = sys.argv[1:4]
     st = ServeTest("serve_quantize", kiln, work)
@@ -106,6 +111,22 @@ def main():
             cos = float((got * want).sum() / np.linalg.norm(got) / np.linalg.norm(want))
             if not (cos > 0.99 and np.abs(got - want).max() > 0):
                 failures.append(f"dynamic artifact vs float: cosine {cos}, max abs {np.abs(got - want).max()}")
+
+            # The measured plan is recorded, and steps on the reference kernels are said in the notes
+            # (x86-64 has no VNNI: the int8 MatMulIntegers run there, 25x the fast engine's latency).
+            fplan, qplan = f.get("measured", {}).get("plan", {}), q.get("measured", {}).get("plan", {})
+            expect("float plan: no reference steps", (fplan.get("steps", 0) > 0, "reference" in fplan.get("kernels", {})),
+                   (True, False))
+            slow = qplan.get("kernels", {}).get("reference", 0)
+            noted = any("on the reference kernels" in n for n in q.get("notes", []))
+            expect("dynamic plan recorded, reference steps noted", (qplan.get("steps", 0) > 0, noted), (True, slow > 0))
+            # Where the CPU has VNNI, x86-64-v4 runs the int8 file on oneDNN's int8 matmul, as kiln
+            # bench does: the serve path's measurement is the fast engine's, no step on the reference.
+            if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd", "avx512_vnni"} <= cpu_flags():
+                v4 = compile_job({"targets": ["x86-64-v4"], "runs": 3, "quantize": {"mode": "dynamic"}})
+                kernels = (v4 or {}).get("targets", [{}])[0].get("measured", {}).get("plan", {}).get("kernels", {})
+                expect("dynamic int8 on x86-64-v4 (VNNI): kernels", ("reference" in kernels,
+                                                                   kernels.get("onednn.quant_matmul")), (False, 2))
 
             again = compile_job(dyn_request)
             if again:
