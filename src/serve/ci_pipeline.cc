@@ -1,15 +1,14 @@
 #include "serve/ci_pipeline.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 
 #include "serve/ci_backends.h"
 #include "serve/compile_request.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "support/read_file.h"
 
 namespace kiln::serve {
 
@@ -17,14 +16,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::string slurp(const fs::path& p, const char* what) {
-  std::ifstream f(p, std::ios::binary);
-  KILN_CHECK(f.good() && fs::is_regular_file(p), ErrorKind::kBadInput, "{} '{}': no such file", what, p.string());
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string string_field(const json& j, const char* name, const std::string& fallback = "") {
   if (!j.contains(name)) return fallback;
@@ -46,7 +37,7 @@ json upload_calibration(CiBackend& b, const fs::path& dir) {
   for (const fs::path& s : sets) {
     json set = json::array();
     for (int i = 0; fs::exists(s / fmt::format("input_{}.pb", i)); ++i)
-      set.push_back(b.upload_tensor(slurp(s / fmt::format("input_{}.pb", i), "calibration tensor")));
+      set.push_back(b.upload_tensor(read_file(s / fmt::format("input_{}.pb", i))));
     KILN_CHECK(!set.empty(), ErrorKind::kBadInput, "pipeline: '{}' has no input_0.pb", s.string());
     out.push_back(set);
   }
@@ -64,7 +55,7 @@ Pipeline read_pipeline(const fs::path& file) {
   KILN_CHECK(ext != ".yaml" && ext != ".yml", ErrorKind::kBadInput,
              "'{}': kiln ci reads JSON pipelines only (no YAML parser is built in): write it as .json",
              file.string());
-  const json j = json::parse(slurp(file, "pipeline"), nullptr, false);
+  const json j = json::parse(read_file(file), nullptr, false);
   KILN_CHECK(!j.is_discarded(), ErrorKind::kBadInput, "'{}' is not JSON", file.string());
   KILN_CHECK(j.is_object(), ErrorKind::kBadInput, "'{}': a pipeline is a JSON object", file.string());
   static const std::set<std::string> known = {"model",     "name",     "targets",   "compile", "calibrate_dir",
@@ -132,7 +123,7 @@ int run_ci(const Pipeline& p, const CiOptions& o) {
   if (!request.contains("measure_hits")) request["measure_hits"] = true;
   if (!p.calibrate_dir.empty()) request["quantize"]["calibrate"] = upload_calibration(*b, p.calibrate_dir);
 
-  const int64_t version = b->upload_model(p.name, slurp(p.model, "model"));
+  const int64_t version = b->upload_model(p.name, read_file(p.model));
   std::cout << fmt::format("kiln ci {}: {} version {} ({}) on {}\n", p.file.filename().string(), p.name, version,
                            p.model.filename().string(), b->where());
   const json job = b->compile(p.name, version, request);
@@ -142,7 +133,7 @@ int run_ci(const Pipeline& p, const CiOptions& o) {
   std::optional<int64_t> baseline_version;
   std::string against = "nothing (no baseline: latency is not compared)";
   if (!p.baseline.empty()) {
-    baseline_version = b->upload_model(p.name, slurp(p.baseline, "baseline"));
+    baseline_version = b->upload_model(p.name, read_file(p.baseline));
     against = *baseline_version == version
                   ? fmt::format("nothing: {} is the same model (version {})", p.baseline.filename().string(), version)
                   : fmt::format("{} (version {})", p.baseline.filename().string(), *baseline_version);

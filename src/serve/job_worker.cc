@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -14,6 +13,7 @@
 #include "serve/target_compile.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "support/read_file.h"
 
 namespace kiln::serve {
 
@@ -22,11 +22,6 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string read_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -124,7 +119,7 @@ json JobWorker::run_target(const std::string& target, const CompileRequest& r, c
   json manifest, notes = json::array();
   bool hit = false;
   if (auto path = cache.lookup(key)) {
-    bytes = read_bytes(*path);
+    bytes = read_file(*path);
     manifest = artifact::inspect_artifact(*path).manifest.json;
     hit = true;
     if (r.measure_hits && r.runs > 0 && manifest.value("runs_here", false)) {  // measured again, now
@@ -182,7 +177,7 @@ json JobWorker::analyze_report(const fs::path& model, const CompileRequest& r, c
     log += "no analyze report: " + last_log_line(work / "analyze.log") + "\n";
     return json::object();
   }
-  return {{"analyze", stores_.content->put(read_bytes(html))}};
+  return {{"analyze", stores_.content->put(read_file(html))}};
 }
 
 bool JobWorker::run_one() {
