@@ -126,6 +126,18 @@ class ServeTest:
                     p.wait()
         self.workers = []
 
+    def kiln_run(self, path, x, label, input_name="input"):
+        """`kiln run PATH` (a model or an artifact) on the array x as its one input: the first output
+        as an array (input and outputs under WORK/run-LABEL)."""
+        import onnx  # noqa: E402 (only the tests that run models need onnx)
+        from onnx import numpy_helper
+        inputs, outputs = os.path.join(self.work, f"run-{label}", "in"), os.path.join(self.work, f"run-{label}", "out")
+        os.makedirs(inputs, exist_ok=True)
+        with open(os.path.join(inputs, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, input_name).SerializeToString())
+        subprocess.run([self.kiln, "run", path, "--inputs", inputs, "--outputs", outputs], check=True, capture_output=True)
+        return numpy_helper.to_array(onnx.load_tensor(os.path.join(outputs, "output_0.pb")))
+
     def expect(self, what, got, want):
         if got != want:
             self.failures.append(f"{what}: got {got!r}, expected {want!r}")

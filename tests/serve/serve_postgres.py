@@ -27,8 +27,6 @@ import tempfile
 import time
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import ServeTest, free_port  # noqa: E402
@@ -114,14 +112,8 @@ def run(kiln, model, work, pg):
         expect("job 1 artifact", (status, hashlib.sha256(blob).hexdigest()), (200, t["artifact"]["sha256"]))
         art = os.path.join(work, "mlp.kiln")
         open(art, "wb").write(blob)
-        os.makedirs(os.path.join(work, "in"))
         x = np.random.default_rng(5).standard_normal((1, 768)).astype(np.float32)
-        open(os.path.join(work, "in", "input_0.pb"), "wb").write(numpy_helper.from_array(x, "input").SerializeToString())
-        outs = []
-        for path, out in ((model, "out-onnx"), (art, "out-kiln")):
-            subprocess.run([kiln, "run", path, "--inputs", os.path.join(work, "in"), "--outputs",
-                            os.path.join(work, out)], check=True, capture_output=True)
-            outs.append(numpy_helper.to_array(onnx.load_tensor(os.path.join(work, out, "output_0.pb"))))
+        outs = [st.kiln_run(model, x, "onnx"), st.kiln_run(art, x, "kiln")]
         if not np.allclose(outs[0], outs[1], rtol=1e-3, atol=1e-4):
             failures.append("kiln run of the artifact: outputs differ from the .onnx's")
 

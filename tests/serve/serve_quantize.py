@@ -11,11 +11,9 @@ the job's targets with its message; bad values are 400s with one line.
 """
 import hashlib
 import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -40,14 +38,7 @@ def main():
         return c.wait_job(queued["job"], read)
 
     x = np.random.default_rng(5).standard_normal((2, 768)).astype(np.float32)
-    os.makedirs(os.path.join(work, "in"))
-    with open(os.path.join(work, "in", "input_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x, "input").SerializeToString())
-
-    def run(path, out):
-        subprocess.run([kiln, "run", path, "--inputs", os.path.join(work, "in"), "--outputs", out],
-                       check=True, capture_output=True)
-        return numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
+    run = lambda path, label: st.kiln_run(path, x, label)
 
     with st.serve(["--workers", "1"]) as c:
         expect("upload", c.call("POST", "/v1/models/mlp", open(model, "rb").read(), write)[0], 201)
@@ -107,7 +98,7 @@ def main():
             # The artifact runs and its outputs are the quantized model's: near the float ones, not equal.
             status, blob, _ = c.call("GET", f"/v1/jobs/{dyn_job['job']}/artifacts/x86-64", tok=read, raw=True)
             open(os.path.join(work, "dyn.kiln"), "wb").write(blob)
-            got, want = run(os.path.join(work, "dyn.kiln"), os.path.join(work, "out-dyn")), run(model, os.path.join(work, "out-f"))
+            got, want = run(os.path.join(work, "dyn.kiln"), "dyn"), run(model, "f")
             cos = float((got * want).sum() / np.linalg.norm(got) / np.linalg.norm(want))
             if not (cos > 0.99 and np.abs(got - want).max() > 0):
                 failures.append(f"dynamic artifact vs float: cosine {cos}, max abs {np.abs(got - want).max()}")
