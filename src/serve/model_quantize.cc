@@ -74,7 +74,7 @@ QuantizedModel quantize_for_job(const ServiceStores& stores, const fs::path& kil
   if (e.code != 0) fail(ErrorKind::kRuntime, "kiln quantize exited {}: {}", e.code, why);
   KILN_CHECK(!fs::exists(quantized.string() + ".data", ec), ErrorKind::kUnsupported,
              "quantize: the quantized model has external data (over 2 GB): kiln serve keeps one file per model");
-  json rep = json::parse(fs::exists(report, ec) ? read_file(report) : std::string(), nullptr, false);
+  json rep = json::parse(read_child_output(report), nullptr, false);
   KILN_CHECK(rep.is_object(), ErrorKind::kRuntime, "kiln quantize wrote no report: {}", why);
   // The paths are the worker's; the ranges and the per-node record are kiln quantize's --report.
   rep.erase("model");
