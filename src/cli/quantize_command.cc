@@ -33,16 +33,16 @@ namespace {
 namespace fs = std::filesystem;
 using quant::FeedSet;
 
-struct QuantizeArgs {
-  std::string model, out, mode = "dynamic", format = "qdq", method = "minmax", report;
-  std::string activation_type = "uint8", weight_type = "int8";
+// The quantizer's words (quant/options.h, shared with kiln serve's compile requests) and the rest.
+struct QuantizeArgs : quant::QuantizeWords {
+  std::string model, out, report;
   std::string calibrate, eval;
   int calibrate_random = 0, eval_random = 2, latency_runs = 5, threads = 0, level = 2;
-  double percentile = 99.99, max_loss = -1;
-  bool per_channel = false, per_tensor = false, keep_io_types = true, no_progress = false;
+  double max_loss = -1;
+  bool per_channel_flag = false, per_tensor_flag = false, no_progress = false;
   bool allow_newer_opset = false, predict = false;
   uint64_t seed = 0;
-  std::vector<std::string> dims, include_ops, exclude_ops, exclude_nodes;
+  std::vector<std::string> dims;
 };
 
 struct Sets {
@@ -93,21 +93,11 @@ int64_t file_bytes(const fs::path& p) {
 }
 
 quant::QuantizeOptions quantize_options(const QuantizeArgs& a) {
-  KILN_CHECK(!(a.per_channel && a.per_tensor), ErrorKind::kBadInput,
+  KILN_CHECK(!(a.per_channel_flag && a.per_tensor_flag), ErrorKind::kBadInput,
              "--per-channel and --per-tensor exclude each other");
-  return {.mode = quant::parse_mode(a.mode),
-          .format = quant::parse_format(a.format),
-          .per_channel = a.per_channel  ? quant::PerChannel::kOn
-                         : a.per_tensor ? quant::PerChannel::kOff
-                                        : quant::PerChannel::kDefault,
-          .activation_type = quant::parse_quant_type("--activation-type", a.activation_type),
-          .weight_type = quant::parse_quant_type("--weight-type", a.weight_type),
-          .method = quant::parse_method(a.method),
-          .percentile = a.percentile,
-          .include_ops = a.include_ops,
-          .exclude_ops = a.exclude_ops,
-          .exclude_nodes = a.exclude_nodes,
-          .keep_io_types = a.keep_io_types};
+  quant::QuantizeWords w = a;
+  if (a.per_channel_flag || a.per_tensor_flag) w.per_channel = a.per_channel_flag;
+  return quant::quantize_options(w, "--", '-');
 }
 
 // --predict: what the mode should buy on this CPU, from a profile of the float model and the
@@ -259,8 +249,8 @@ Action add_quantize(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--method", a->method, "Calibration: minmax (default), entropy or percentile");
   app.add_option("--percentile", a->percentile, "Percentile kept by --method percentile (default 99.99)");
-  app.add_flag("--per-channel", a->per_channel, "One weight scale per output channel for every op");
-  app.add_flag("--per-tensor", a->per_tensor, "One weight scale per tensor (default: per channel for Conv)");
+  app.add_flag("--per-channel", a->per_channel_flag, "One weight scale per output channel for every op");
+  app.add_flag("--per-tensor", a->per_tensor_flag, "One weight scale per tensor (default: per channel for Conv)");
   app.add_option("--activation-type", a->activation_type,
                  "static: uint8 (asymmetric, default) or int8 (symmetric)");
   app.add_option("--weight-type", a->weight_type, "int8 (symmetric, default) or uint8");

@@ -4,14 +4,13 @@
 
 #include <climits>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "ir/graph.h"
 #include "onnx/proto.h"
 #include "support/checked_math.h"
 #include "support/error.h"
 #include "support/limits.h"
+#include "support/read_file.h"
 
 namespace kiln {
 
@@ -301,14 +300,6 @@ void sparse_to_proto(const SparseTensor& s, onnx::SparseTensorProto& p) {
 
 namespace {
 
-std::string read_whole_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  KILN_CHECK(in.good(), ErrorKind::kBadInput, "cannot open '{}'", path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 template <typename Proto>
 void parse_or_fail(Proto& proto, const std::string& bytes, const std::filesystem::path& path) {
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
@@ -343,7 +334,7 @@ RtValue value_from_sequence(onnx::SequenceProto& sp, const std::string& what) {
 
 RtValue read_value_file(const std::filesystem::path& path, TypeInfo::Kind kind,
                         std::string* name) {
-  const std::string bytes = read_whole_file(path);
+  const std::string bytes = read_file(path);
   const std::string what = path.filename().string();
   // A test data file does not say which message it holds: the model's type of the value does.
   if (kind == TypeInfo::Kind::kSequence) {

@@ -62,4 +62,22 @@ std::vector<std::string> quantizable_ops(Mode m, Format f) {
   return {};
 }
 
+QuantizeOptions quantize_options(const QuantizeWords& w, const std::string& prefix, char sep) {
+  const auto name = [&](std::string field) {
+    for (char& c : field) c = c == '_' ? sep : c;
+    return prefix + field;
+  };
+  return {.mode = parse_mode(w.mode),
+          .format = parse_format(w.format),
+          .per_channel = !w.per_channel ? PerChannel::kDefault : *w.per_channel ? PerChannel::kOn : PerChannel::kOff,
+          .activation_type = parse_quant_type(name("activation_type"), w.activation_type),
+          .weight_type = parse_quant_type(name("weight_type"), w.weight_type),
+          .method = parse_method(w.method),
+          .percentile = w.percentile,
+          .include_ops = w.include_ops,
+          .exclude_ops = w.exclude_ops,
+          .exclude_nodes = w.exclude_nodes,
+          .keep_io_types = w.keep_io_types};
+}
+
 }  // namespace kiln::quant

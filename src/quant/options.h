@@ -2,6 +2,7 @@
 // method and which nodes to leave alone.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,20 @@ RangeMethod parse_method(const std::string& s);
 DataType parse_quant_type(const std::string& flag, const std::string& s);  // "int8" | "uint8"
 std::string mode_name(Mode m);
 std::string method_name(RangeMethod m);
+
+// The options as words: what `kiln quantize`'s flags and a compile request's "quantize" (kiln
+// serve) both take, mapped to QuantizeOptions by one function.
+struct QuantizeWords {
+  std::string mode = "dynamic", format = "qdq", activation_type = "uint8", weight_type = "int8";
+  std::string method = "minmax";
+  std::optional<bool> per_channel;  // none: per channel for Conv, per tensor else
+  double percentile = 99.99;
+  std::vector<std::string> include_ops, exclude_ops, exclude_nodes;
+  bool keep_io_types = true;
+};
+// Fails (kBadInput) on a bad word, naming it as `prefix` + the field's name with '_' as `sep`
+// ("--" and '-' for the flags: "--activation-type 'x': expected int8 or uint8").
+QuantizeOptions quantize_options(const QuantizeWords& w, const std::string& prefix, char sep);
 
 // Ops each mode quantizes when --include-ops is not given, and every op kiln can quantize.
 std::vector<std::string> default_ops(Mode m);

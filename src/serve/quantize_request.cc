@@ -3,6 +3,7 @@
 #include <set>
 
 #include "artifact/format/format.h"
+#include "serve/json_fields.h"
 #include "support/error.h"
 #include "support/sha256.h"
 
@@ -57,16 +58,10 @@ bool is_sha256(const std::string& s) {
 QuantizeRequest parse_quantize_request(const json& q) {
   KILN_CHECK(q.is_object(), ErrorKind::kBadInput,
              "compile request: 'quantize' must be an object such as {{\"mode\": \"dynamic\"}}");
-  static const std::set<std::string> known = {
-      "mode",        "format",        "per_channel",   "activation_type", "weight_type",   "method",
-      "percentile",  "include_ops",   "exclude_ops",   "exclude_nodes",   "keep_io_types", "calibrate_random",
-      "calibrate",   "eval_random",   "max_loss",      "dims"};
-  for (const auto& [k, v] : q.items())
-    KILN_CHECK(known.contains(k), ErrorKind::kBadInput,
-               "compile request: unknown field quantize.{} (known: mode, format, per_channel, activation_type, "
-               "weight_type, method, percentile, include_ops, exclude_ops, exclude_nodes, keep_io_types, "
-               "calibrate_random, calibrate, eval_random, max_loss, dims)",
-               k.substr(0, 100));
+  check_known_fields(q, {"mode", "format", "per_channel", "activation_type", "weight_type", "method", "percentile",
+                         "include_ops", "exclude_ops", "exclude_nodes", "keep_io_types", "calibrate_random",
+                         "calibrate", "eval_random", "max_loss", "dims"},
+                     "compile request", "quantize.");
   QuantizeRequest r;
   r.mode = one_of(q, "mode", {"dynamic", "static", "fp16", "bf16"}, "dynamic");
   r.format = one_of(q, "format", {"qdq", "qoperator"}, "qdq");
@@ -157,21 +152,7 @@ json quantize_request_json(const QuantizeRequest& q) {
   return j;
 }
 
-quant::QuantizeOptions quantize_options(const QuantizeRequest& q) {
-  return {.mode = quant::parse_mode(q.mode),
-          .format = quant::parse_format(q.format),
-          .per_channel = !q.per_channel ? quant::PerChannel::kDefault
-                         : *q.per_channel ? quant::PerChannel::kOn
-                                          : quant::PerChannel::kOff,
-          .activation_type = quant::parse_quant_type("quantize.activation_type", q.activation_type),
-          .weight_type = quant::parse_quant_type("quantize.weight_type", q.weight_type),
-          .method = quant::parse_method(q.method),
-          .percentile = q.percentile,
-          .include_ops = q.include_ops,
-          .exclude_ops = q.exclude_ops,
-          .exclude_nodes = q.exclude_nodes,
-          .keep_io_types = q.keep_io_types};
-}
+quant::QuantizeOptions quantize_options(const QuantizeRequest& q) { return quant::quantize_options(q, "quantize.", '_'); }
 
 std::vector<std::string> calibration_tensors(const QuantizeRequest& q) {
   std::vector<std::string> out;
