@@ -15,6 +15,14 @@ int64_t constant_input_bytes(const Node& n, const InferFacts& facts) {
   return bytes;
 }
 
+bool reduced_float_cast(const Node& n, const InferFacts& facts) {
+  if (!n.domain.empty() || n.op_type != "Cast" || !n.has_input(0)) return false;
+  const Attribute* to = n.attr("to");
+  const Tensor* in = constant_of(n.inputs[0], facts);
+  return to && to->i == static_cast<int64_t>(DataType::kFloat) && in &&
+         (in->dtype() == DataType::kBFloat16 || in->dtype() == DataType::kFloat16);
+}
+
 class FoldConstants final : public GraphPass {
  public:
   std::string_view name() const override { return "fold-constants"; }
@@ -38,6 +46,12 @@ class FoldConstants final : public GraphPass {
       // bytes), and the fast engine's int8 kernels read them through it (engine/qdq_pattern.h).
       if (all && n->domain.empty() && n->op_type == "DequantizeLinear") {
         ctx.near_miss(*n, "a DequantizeLinear of constants is kept (quantized weights)");
+        continue;
+      }
+      // So does a Cast to float32 of bf16 or fp16 weights (half the bytes; the fast engine
+      // computes their readers in bf16 where the CPU has it: engine/onednn/bf16_support.h).
+      if (all && reduced_float_cast(*n, facts)) {
+        ctx.near_miss(*n, "a Cast of bf16/fp16 constants to float32 is kept (reduced-precision weights)");
         continue;
       }
       if (!all) {

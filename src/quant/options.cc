@@ -53,13 +53,14 @@ std::string method_name(RangeMethod m) {
 std::vector<std::string> default_ops(Mode m) {
   if (m == Mode::kStatic) return {"Conv", "MatMul", "Gemm"};
   if (m == Mode::kDynamic) return {"MatMul", "Gemm"};
+  if (m == Mode::kBFloat16) return {"Conv", "ConvTranspose", "MatMul", "Gemm", "Gather"};  // weights
   return {};
 }
 
 std::vector<std::string> quantizable_ops(Mode m, Format f) {
   if (m == Mode::kDynamic) return {"MatMul", "Gemm", "Conv"};
   if (m == Mode::kStatic) return {"Conv", "MatMul", "Gemm"};
-  return {};
+  return default_ops(m);
 }
 
 }  // namespace kiln::quant

@@ -26,6 +26,9 @@ struct QuantizeOptions {
   std::vector<std::string> exclude_ops;
   std::vector<std::string> exclude_nodes;
   bool keep_io_types = true;  // fp16/bf16: inputs and outputs stay float32
+  // bf16: every op whose schema takes bfloat16 computes in it (the fp16 mode's form), for
+  // runtimes with bf16 kernels; default: only the weights are stored bf16 (bf16_weights.cc)
+  bool bf16_whole_graph = false;
 };
 
 // "dynamic" ... ; each fails (kBadInput) naming the flag and what it takes.
@@ -36,7 +39,8 @@ DataType parse_quant_type(const std::string& flag, const std::string& s);  // "i
 std::string mode_name(Mode m);
 std::string method_name(RangeMethod m);
 
-// Ops each mode quantizes when --include-ops is not given, and every op kiln can quantize.
+// Ops each mode quantizes (bf16: whose weights it stores bf16) when --include-ops is not given,
+// and every op kiln can quantize.
 std::vector<std::string> default_ops(Mode m);
 std::vector<std::string> quantizable_ops(Mode m, Format f);
 

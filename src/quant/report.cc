@@ -13,7 +13,9 @@ std::string mb(int64_t b) { return fmt::format("{:.2f} MB", b / 1048576.0); }
 std::string format_name(const QuantizeOptions& o) {
   if (o.mode == Mode::kDynamic) return "MatMulInteger (dynamic)";
   if (o.mode == Mode::kStatic) return o.format == Format::kQdq ? "QDQ" : "QOperator";
-  return std::string(dtype_name(o.mode == Mode::kFloat16 ? DataType::kFloat16 : DataType::kBFloat16));
+  if (o.mode == Mode::kBFloat16)
+    return o.bf16_whole_graph ? "bfloat16, whole graph" : "bfloat16 weights, Cast to float32";
+  return "float16";
 }
 
 }  // namespace

@@ -71,5 +71,8 @@ struct FloatConversion {
   int64_t casts_added = 0;
 };
 FloatConversion convert_float_precision(Rewrite& r, DataType to);
+// bf16's default form: the weights of Conv, ConvTranspose, MatMul, Gemm and Gather's tables
+// stored bf16, each read through a Cast to float32; every op stays float32. Needs opset 13.
+FloatConversion store_weights_bf16(Rewrite& r);
 
 }  // namespace kiln::quant
