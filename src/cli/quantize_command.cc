@@ -35,7 +35,7 @@ using quant::FeedSet;
 
 struct QuantizeArgs {
   std::string model, out, mode = "dynamic", format = "qdq", method = "minmax", report;
-  std::string activation_type = "uint8", weight_type = "int8";
+  std::string activation_type = "uint8", weight_type = "int8", fallback = "float";
   std::string calibrate, eval;
   int calibrate_random = 0, eval_random = 2, latency_runs = 5, threads = 0, level = 2;
   double percentile = 99.99, max_loss = -1;
@@ -108,7 +108,8 @@ quant::QuantizeOptions quantize_options(const QuantizeArgs& a) {
           .exclude_ops = a.exclude_ops,
           .exclude_nodes = a.exclude_nodes,
           .keep_io_types = a.keep_io_types,
-          .bf16_whole_graph = a.bf16_whole_graph};
+          .bf16_whole_graph = a.bf16_whole_graph,
+          .fallback = quant::parse_fallback(a.fallback)};
 }
 
 // --predict: what the mode should buy on this CPU, from a profile of the float model and the
@@ -204,9 +205,10 @@ int run_quantize(const QuantizeArgs& a) {
       r.calibration_sets = report.result.calibration_sets;
       for (quant::NodeDecision& d : r.decisions)
         for (const auto& [node, damage] : report.mixed->damage)
-          if (d.node == node && d.precision == "float" &&
+          if (d.node == node && (d.precision == "float" || d.precision == "bf16") &&
               std::find(opts.exclude_nodes.begin(), opts.exclude_nodes.end(), node) == opts.exclude_nodes.end())
-            d.reason = fmt::format("kept float by --max-loss: quantized alone it costs {:.3g} of cosine", damage);
+            d.reason = fmt::format("kept {} by --max-loss: quantized alone it costs {:.3g} of cosine",
+                                   d.precision, damage);
       report.result = std::move(r);
     }
   }
@@ -283,6 +285,10 @@ Action add_quantize(CLI::App& app) {
                "bf16: every op whose schema takes bfloat16 computes in it, for runtimes with bf16 "
                "kernels (ONNX Runtime's CPU provider has none); default: the weights stored bf16, "
                "each read through a Cast to float32, which every runtime runs");
+  app.add_option("--fallback", a->fallback,
+                 "int8 modes: nodes --exclude-nodes and --max-loss keep out of int8 stay float "
+                 "(default) or get bf16 weights read through Casts (bf16: computed in bf16 by kiln "
+                 "where the CPU has it, about int8's speed there)");
   app.add_option("--eval", a->eval,
                  "Measure the error on these input sets (default: the calibration sets, else random)");
   app.add_option("--max-loss", a->max_loss,

@@ -5,6 +5,7 @@
 // ops in bf16 where the CPU has it natively (engine/onednn/bf16_support.h).
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -37,13 +38,18 @@ Tensor to_bf16(const Tensor& t) {
 
 }  // namespace
 
-FloatConversion store_weights_bf16(Rewrite& r) {
+FloatConversion store_weights_bf16(Rewrite& r, const std::set<std::string>* only,
+                                   std::vector<std::string>* stored) {
   FloatConversion stats;
   Graph& g = r.graph;
   std::vector<Node*> order;
   for (const auto& n : g.nodes()) order.push_back(n.get());
   std::map<Value*, Value*> cast_of;  // a float32 weight -> the Cast of its bf16 copy
   const QuantizeOptions& o = r.options;
+  auto record = [&](const std::string& label, const std::string& op) {
+    if (stored) stored->push_back(label);
+    else r.decisions.push_back({label, op, "bf16", ""});
+  };
   const auto ops = o.include_ops.empty() ? default_ops(Mode::kBFloat16) : o.include_ops;
   for (Node* n : order) {
     if (!n->domain.empty() || !contains(ops, n->op_type)) continue;
@@ -51,19 +57,20 @@ FloatConversion store_weights_bf16(Rewrite& r) {
     if (!n->has_input(i)) continue;
     Value* w = n->inputs[i];
     const std::string label = node_label(*n);
+    if (only && !only->contains(label)) continue;
     const bool by_node = contains(o.exclude_nodes, label);
-    if (by_node || contains(o.exclude_ops, n->op_type)) {
+    if (!only && (by_node || contains(o.exclude_ops, n->op_type))) {
       r.decisions.push_back({label, n->op_type, "float",
                              by_node ? "excluded by --exclude-nodes" : "excluded by --exclude-ops"});
       continue;
     }
     if (auto it = cast_of.find(w); it != cast_of.end()) {  // shared with a node before this one
       g.set_input(n, i, it->second);
-      r.decisions.push_back({label, n->op_type, "bf16", ""});
+      record(label, n->op_type);
       continue;
     }
     if (!float_initializer(w)) {
-      if (n->op_type == "Gather") continue;  // indexing a shape or an activation: no weight
+      if (n->op_type == "Gather" || only) continue;  // Gather: of a shape or an activation
       r.decisions.push_back({label, n->op_type, "float",
                              w->is_constant() ? "its weight is not a float32 tensor of rank 2 or more"
                                               : "its weight is not a constant"});
@@ -77,7 +84,7 @@ FloatConversion store_weights_bf16(Rewrite& r) {
     cast_of[w] = cast->outputs[0];
     ++stats.converted_initializers;
     ++stats.casts_added;
-    r.decisions.push_back({label, n->op_type, "bf16", ""});
+    record(label, n->op_type);
   }
   return stats;
 }

@@ -31,6 +31,12 @@ DataType parse_quant_type(const std::string& flag, const std::string& s) {
   fail(ErrorKind::kBadInput, "{} '{}': expected int8 or uint8", flag, s);
 }
 
+DataType parse_fallback(const std::string& s) {
+  if (s == "float") return DataType::kFloat;
+  if (s == "bf16") return DataType::kBFloat16;
+  fail(ErrorKind::kBadInput, "--fallback '{}': expected float or bf16", s);
+}
+
 std::string mode_name(Mode m) {
   switch (m) {
     case Mode::kDynamic: return "dynamic";

@@ -29,6 +29,9 @@ struct QuantizeOptions {
   // bf16: every op whose schema takes bfloat16 computes in it (the fp16 mode's form), for
   // runtimes with bf16 kernels; default: only the weights are stored bf16 (bf16_weights.cc)
   bool bf16_whole_graph = false;
+  // int8 modes: what the nodes kept out of int8 by --exclude-nodes (and --max-loss) become:
+  // float32, or bf16 weights read through Casts (computed in bf16 where the CPU has it)
+  DataType fallback = DataType::kFloat;
 };
 
 // "dynamic" ... ; each fails (kBadInput) naming the flag and what it takes.
@@ -36,6 +39,7 @@ Mode parse_mode(const std::string& s);
 Format parse_format(const std::string& s);
 RangeMethod parse_method(const std::string& s);
 DataType parse_quant_type(const std::string& flag, const std::string& s);  // "int8" | "uint8"
+DataType parse_fallback(const std::string& s);                            // "float" | "bf16"
 std::string mode_name(Mode m);
 std::string method_name(RangeMethod m);
 

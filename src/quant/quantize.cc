@@ -1,6 +1,7 @@
 #include "quant/quantize.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -135,6 +136,22 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
     if (o.mode == Mode::kDynamic) quantize_dynamic(rg, selected);
     else if (o.format == Format::kQdq) quantize_static_qdq(rg, selected, result.ranges);
     else quantize_static_qoperator(rg, selected, result.ranges);
+  }
+  // --fallback bf16: the nodes excluded by name (those --max-loss keeps out) get bf16 weights.
+  if (o.fallback == DataType::kBFloat16 && !o.exclude_nodes.empty()) {
+    if (r.opset >= 13) {
+      const std::set<std::string> only(o.exclude_nodes.begin(), o.exclude_nodes.end());
+      std::vector<std::string> stored;
+      result.conversion = store_weights_bf16(r, &only, &stored);
+      for (NodeDecision& d : s.skipped)
+        if (std::find(stored.begin(), stored.end(), d.node) != stored.end()) {
+          d.precision = "bf16";
+          d.reason += "; weights stored bf16 (--fallback bf16)";
+        }
+    } else {
+      result.notes.push_back(fmt::format("--fallback bf16 needs opset 13 (the model's: {}): the "
+                                         "excluded nodes stay float32", r.opset));
+    }
   }
   finish_rewrite(r);
   for (const NodeDecision& d : unreached) result.decisions.push_back(d);

@@ -266,6 +266,30 @@ TEST(QuantStatic, ExcludedNodeStaysFloat) {
   EXPECT_EQ(weight_dq, 2);
 }
 
+// --fallback bf16: the excluded conv reads its weight as bf16 through a Cast; the others int8.
+TEST(QuantStatic, ExcludedNodeInBf16) {
+  Model m = load_text(cnn_text());
+  const QuantizeResult r =
+      run(m, {.mode = Mode::kStatic, .exclude_nodes = {"c2"}, .fallback = DataType::kBFloat16});
+  bool found = false;
+  for (const auto& d : r.decisions)
+    if (d.node == "c2") found = d.precision == "bf16" && d.reason.find("exclude") != std::string::npos;
+  EXPECT_TRUE(found);
+  int weight_dq = 0, bf16_casts = 0;
+  for (const auto& n : m.graph->nodes()) {
+    weight_dq += n->op_type == "DequantizeLinear" && n->inputs[0]->data.dtype() == DataType::kInt8;
+    if (n->op_type == "Cast" && n->inputs[0]->data.dtype() == DataType::kBFloat16) {
+      ++bf16_casts;
+      ASSERT_EQ(n->outputs[0]->uses.size(), 1u);
+      EXPECT_EQ(node_label(*n->outputs[0]->uses[0].node), "c2");
+    }
+  }
+  EXPECT_EQ(weight_dq, 2);
+  EXPECT_EQ(bf16_casts, 1);
+  EXPECT_EQ(r.conversion.converted_initializers, 1);
+  EXPECT_GE(worst_cosine(cnn_text(), m), 0.99);
+}
+
 TEST(QuantMixedPrecision, KeepsTheWorstNodesFloat) {
   Model pristine = load_text(cnn_text());
   Model m = load_text(cnn_text());

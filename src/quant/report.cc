@@ -49,7 +49,9 @@ std::string summary_text(const QuantizeReport& r) {
                      r.max_loss, mp.loss_all,
                      mp.kept_float.empty()
                          ? std::string("within the budget, nothing kept float")
-                         : fmt::format("kept float: {} -> loss {:.4g}{}", fmt::join(mp.kept_float, ", "),
+                         : fmt::format("kept {}: {} -> loss {:.4g}{}",
+                                       r.options.fallback == DataType::kBFloat16 ? "bf16" : "float",
+                                       fmt::join(mp.kept_float, ", "),
                                        mp.loss_final, mp.reached ? "" : " (budget NOT reached)"),
                      mp.models_measured);
   }
@@ -126,6 +128,7 @@ nlohmann::json report_json(const QuantizeReport& r) {
     json damage = json::array();
     for (const auto& [node, d] : r.mixed->damage) damage.push_back({{"node", node}, {"loss_alone", d}});
     j["mixed_precision"] = {{"max_loss", r.max_loss}, {"loss_all_int8", r.mixed->loss_all},
+                            {"fallback", r.options.fallback == DataType::kBFloat16 ? "bf16" : "float"},
                             {"loss", r.mixed->loss_final}, {"reached", r.mixed->reached},
                             {"kept_float", r.mixed->kept_float}, {"damage", damage},
                             {"models_measured", r.mixed->models_measured}};
