@@ -124,6 +124,12 @@ int run_quantize(const QuantizeArgs& a) {
   if (a.predict) return run_predict(a);
   KILN_CHECK(!a.out.empty(), ErrorKind::kBadInput, "no output given (-o OUT)");
   const quant::QuantizeOptions opts = quantize_options(a);
+  KILN_CHECK(!a.bf16_whole_graph || opts.mode == quant::Mode::kBFloat16, ErrorKind::kBadInput,
+             "--bf16-whole-graph needs --mode bf16");
+  KILN_CHECK(a.keep_io_types || opts.mode != quant::Mode::kBFloat16 || a.bf16_whole_graph,
+             ErrorKind::kBadInput,
+             "--mode bf16 --no-keep-io-types needs --bf16-whole-graph (bf16 weights keep every op, "
+             "input and output float32)");
   KILN_CHECK(a.percentile > 0 && a.percentile <= 100, ErrorKind::kBadInput,
              "--percentile {}: expected a value in (0, 100]", a.percentile);
   KILN_CHECK(a.calibrate.empty() || a.calibrate_random == 0, ErrorKind::kBadInput,
@@ -187,9 +193,10 @@ int run_quantize(const QuantizeArgs& a) {
       r.calibration_sets = report.result.calibration_sets;
       for (quant::NodeDecision& d : r.decisions)
         for (const auto& [node, damage] : report.mixed->damage)
-          if (d.node == node && d.precision == "float" &&
+          if (d.node == node && (d.precision == "float" || d.precision == "bf16") &&
               std::find(opts.exclude_nodes.begin(), opts.exclude_nodes.end(), node) == opts.exclude_nodes.end())
-            d.reason = fmt::format("kept float by --max-loss: quantized alone it costs {:.3g} of cosine", damage);
+            d.reason = fmt::format("kept {} by --max-loss: quantized alone it costs {:.3g} of cosine",
+                                   d.precision, damage);
       report.result = std::move(r);
     }
   }
@@ -238,7 +245,9 @@ Action add_quantize(CLI::App& app) {
   app.add_option("-o,--output", a->out, "Where to write the quantized model");
   app.add_option("--mode", a->mode,
                  "dynamic (int8 weights, activations quantized per run: MatMul/Gemm), static "
-                 "(int8 weights and activations, calibrated: CNNs), fp16 or bf16 (default dynamic)");
+                 "(int8 weights and activations, calibrated: CNNs), fp16 or bf16 (weights stored bf16; "
+                 "kiln's engine computes their convs and matmuls in bf16 where the CPU has it) "
+                 "(default dynamic)");
   app.add_option("--format", a->format,
                  "static mode: qdq (QuantizeLinear/DequantizeLinear around float ops, default) or "
                  "qoperator (QLinearConv, QLinearMatMul)");
@@ -259,7 +268,15 @@ Action add_quantize(CLI::App& app) {
   app.add_option("--exclude-ops", a->exclude_ops, "Leave these op types float")->delimiter(',');
   app.add_option("--exclude-nodes", a->exclude_nodes, "Leave these nodes float (by name)")->delimiter(',');
   app.add_flag("--keep-io-types,!--no-keep-io-types", a->keep_io_types,
-               "fp16/bf16: the model's inputs and outputs stay float32 (default on)");
+               "fp16, --bf16-whole-graph: the model's inputs and outputs stay float32 (default on)");
+  app.add_flag("--bf16-whole-graph", a->bf16_whole_graph,
+               "bf16: every op whose schema takes bfloat16 computes in it, for runtimes with bf16 "
+               "kernels (ONNX Runtime's CPU provider has none); default: the weights stored bf16, "
+               "each read through a Cast to float32, which every runtime runs");
+  app.add_option("--fallback", a->fallback,
+                 "int8 modes: nodes --exclude-nodes and --max-loss keep out of int8 stay float "
+                 "(default) or get bf16 weights read through Casts (bf16: computed in bf16 by kiln "
+                 "where the CPU has it, about int8's speed there)");
   app.add_option("--eval", a->eval,
                  "Measure the error on these input sets (default: the calibration sets, else random)");
   app.add_option("--max-loss", a->max_loss,

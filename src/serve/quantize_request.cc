@@ -59,7 +59,8 @@ QuantizeRequest parse_quantize_request(const json& q) {
   KILN_CHECK(q.is_object(), ErrorKind::kBadInput,
              "compile request: 'quantize' must be an object such as {{\"mode\": \"dynamic\"}}");
   check_known_fields(q, {"mode", "format", "per_channel", "activation_type", "weight_type", "method", "percentile",
-                         "include_ops", "exclude_ops", "exclude_nodes", "keep_io_types", "calibrate_random",
+                         "include_ops", "exclude_ops", "exclude_nodes", "keep_io_types", "bf16_whole_graph",
+                         "fallback", "calibrate_random",
                          "calibrate", "eval_random", "max_loss", "dims"},
                      "compile request", "quantize.");
   QuantizeRequest r;
@@ -68,16 +69,21 @@ QuantizeRequest parse_quantize_request(const json& q) {
   r.activation_type = one_of(q, "activation_type", {"uint8", "int8"}, "uint8");
   r.weight_type = one_of(q, "weight_type", {"int8", "uint8"}, "int8");
   r.method = one_of(q, "method", {"minmax", "entropy", "percentile"}, "minmax");
+  r.fallback = one_of(q, "fallback", {"float", "bf16"}, "float");
   if (q.contains("per_channel")) {
     KILN_CHECK(q["per_channel"].is_boolean(), ErrorKind::kBadInput,
                "compile request: quantize.per_channel must be true or false");
     r.per_channel = q["per_channel"].get<bool>();
   }
-  if (q.contains("keep_io_types")) {
-    KILN_CHECK(q["keep_io_types"].is_boolean(), ErrorKind::kBadInput,
-               "compile request: quantize.keep_io_types must be true or false");
-    r.keep_io_types = q["keep_io_types"].get<bool>();
+  for (auto [name, flag] : {std::pair{"keep_io_types", &r.keep_io_types},
+                             std::pair{"bf16_whole_graph", &r.bf16_whole_graph}}) {
+    if (!q.contains(name)) continue;
+    KILN_CHECK(q[name].is_boolean(), ErrorKind::kBadInput,
+               "compile request: quantize.{} must be true or false", name);
+    *flag = q[name].get<bool>();
   }
+  KILN_CHECK(!r.bf16_whole_graph || r.mode == "bf16", ErrorKind::kBadInput,
+             "compile request: quantize.bf16_whole_graph needs mode bf16");
   if (q.contains("percentile")) {
     const json& p = q["percentile"];
     KILN_CHECK(p.is_number() && p.get<double>() > 0 && p.get<double>() <= 100, ErrorKind::kBadInput,
