@@ -2,7 +2,7 @@
 # kiln against ONNX Runtime on the benchmark models, back to back, on the same inputs and threads:
 #
 #   bench/run.sh [--threads N] [--models "a b ..."] [--iterations N] [--warmup N] [--rounds N]
-#                [--kiln PATH] [--work DIR] [--models-dir DIR]
+#                [--kiln PATH] [--work DIR] [--models-dir DIR] [--ops]
 #
 # For each model: the ONNX file (a name tools/models/export.py knows, exported once into the
 # models folder by scripts/get-models.sh, or a path to any .onnx file), one set of seeded inputs
@@ -23,7 +23,9 @@
 # of issue 15 (resnet50@int8, bert_base@int8-dynamic), 50 iterations after 5 warmup runs, 1 round,
 # build/kiln, WORK = build/bench, models in build/models (where tests/models/run_vs_ort.sh exports
 # them too). Exit 0 when every model ran on both sides and the outputs agree; 1 otherwise; 2 on a
-# bad flag or a missing kiln binary.
+# bad flag or a missing kiln binary. --ops then adds the op table (bench/ops.py on the same
+# models, kiln and threads: each kind of node alone, kernel time against ONNX Runtime's) to
+# WORK/results.md; it does not change the exit status.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -35,9 +37,10 @@ rounds=1
 kiln=$root/build/kiln
 work=$root/build/bench
 models_dir=$root/build/models
+ops=0
 
 usage() {
-  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 while (($#)); do
@@ -50,6 +53,7 @@ while (($#)); do
     --kiln) kiln=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --models-dir) models_dir=$2; shift 2 ;;
+    --ops) ops=1; shift ;;
     -h | --help) usage ;;
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -145,5 +149,13 @@ for m in $models; do names+=("$(basename "$m" .onnx)"); done
 set +e
 "$py" "$root/bench/report.py" "$work/results" --threads "$threads" "${names[@]}" >"$work/results.md"
 status=$?
+if ((ops)); then
+  # The float models only (a quantized NAME@... has no file of that name before the run).
+  float_models=()
+  for m in $models; do [[ $m == *@* ]] || float_models+=("$m"); done
+  { echo; "$py" "$root/bench/ops.py" --kiln "$kiln" --models "${float_models[*]}" --models-dir "$models_dir" \
+      --work "$work/ops" --threads "$threads" --iterations "$iterations" --warmup "$warmup" 2>"$work/ops.err" ||
+      echo "bench/ops.py failed: $(tail -1 "$work/ops.err")"; } >>"$work/results.md"
+fi
 cat "$work/results.md"
 exit $status
