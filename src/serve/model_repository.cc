@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "frontend/compile.h"
+
 namespace kiln::serve {
 
 ModelRepository::ModelRepository(BatchOptions batching, Metrics* metrics)
@@ -41,7 +43,7 @@ std::shared_ptr<ModelBatcher> ModelRepository::get(const std::string& name, int6
   if (auto b = batcher_of(*slot)) return b;
   std::lock_guard<std::mutex> loading(slot->load);  // one load per version; others wait for it
   if (auto b = batcher_of(*slot)) return b;
-  auto model = std::make_unique<engine::CompiledModel>(load(), engine::EngineOptions{.optimize_level = 2});
+  auto model = frontend::compile_model(load(), engine::EngineOptions{.optimize_level = 2});
   auto b = std::make_shared<ModelBatcher>(std::move(model), batching_, metrics_,
                                           Labels{{"model", name}, {"version", std::to_string(version)}});
   std::lock_guard<std::mutex> lock(slot->mu);

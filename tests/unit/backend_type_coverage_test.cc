@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "onnx/import.h"
-#include "onnx/type_constraints.h"
 #include "runtime/session.h"
+#include "spec/type_constraints.h"
 #include "support/error.h"
 
 namespace kiln {
