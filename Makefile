@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 # `make python`: the Python package into $(BUILD)/python (PYTHONPATH=$(BUILD)/python python3 -c 'import kiln').
-.PHONY: deps build python test test-unit test-conformance test-asan fuzz fuzz-build fuzz-long demo models clean bench aarch64
+.PHONY: deps build python test test-unit test-conformance test-asan fuzz fuzz-build fuzz-long demo models clean bench bench-ops aarch64
 
 deps:
 	@scripts/install-deps.sh
@@ -53,6 +53,11 @@ demo: build
 # BENCH_FLAGS passes more, e.g. make bench BENCH_FLAGS='--threads 2 --models "resnet50 mlp"'.
 bench: build
 	bench/run.sh --kiln $(BUILD)/kiln --work $(BUILD)/bench --models-dir $(BUILD)/models $(BENCH_FLAGS)
+
+# Each kind of node of the benchmark models alone, kiln's kernel time against ONNX Runtime's
+# (bench/ops.py; OPS_FLAGS passes more, e.g. OPS_FLAGS='--ops Conv,MatMul --threads 1').
+bench-ops: build
+	/usr/bin/python3 bench/ops.py --kiln $(BUILD)/kiln --models-dir $(BUILD)/models --work $(BUILD)/bench-ops $(OPS_FLAGS)
 
 # kiln's runtime for aarch64 (docs/artifact.md, "aarch64"): Debian's cross compiler over a sysroot
 # of Debian's arm64 packages (scripts/make-arm64-sysroot.sh), only what loads and runs an artifact

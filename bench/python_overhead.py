@@ -5,7 +5,9 @@
     build/kiln bench build/models/mlp.onnx --threads 1 --iterations 4000 --json
 
 Arguments: the model and intra_op_num_threads; symbolic dims are 1, inputs float32 (docs/python.md)."""
-import sys, time, numpy as np, kiln
+import os, sys, time, numpy as np, kiln
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from percentiles import percentiles
 path = sys.argv[1]; threads = int(sys.argv[2])
 so = kiln.SessionOptions(); so.intra_op_num_threads = threads
 s = kiln.InferenceSession(path, so)
@@ -18,6 +20,5 @@ t = []
 pc = time.perf_counter_ns
 for _ in range(4000):
     a = pc(); s.run(None, feed); t.append(pc() - a)
-t.sort()
-p = lambda q: t[int(q * (len(t) - 1))] / 1000
-print("python session.run latency p50 %.1f us, p90 %.1f, p99 %.1f, mean %.1f, min %.1f us (4000 runs)" % (p(.5), p(.9), p(.99), sum(t) / len(t) / 1000, t[0] / 1000))
+p50, p90, p99, least = (x / 1000 for x in percentiles(t, .5, .9, .99, 0))
+print("python session.run latency p50 %.1f us, p90 %.1f, p99 %.1f, mean %.1f, min %.1f us (4000 runs)" % (p50, p90, p99, sum(t) / len(t) / 1000, least))

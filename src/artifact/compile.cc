@@ -3,7 +3,6 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "artifact/format/format.h"
@@ -23,6 +22,8 @@
 #include "runtime/random_inputs.h"
 #include "runtime/session.h"
 #include "support/error.h"
+#include "support/mapped_file.h"
+#include "support/read_file.h"
 #include "support/sha256.h"
 #include "target/target.h"
 
@@ -31,12 +32,6 @@ namespace kiln::artifact {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  KILN_CHECK(f.good(), ErrorKind::kBadInput, "cannot open '{}'", path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -119,8 +114,12 @@ std::string model_content_sha256(const std::string& model_path) {
   const std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
   Sha256 h;
   h.update(bytes);
-  for (const std::filesystem::path& f : external_data_files(bytes, dir.empty() ? "." : dir))
-    h.update(fmt::format("\nexternal {} {}", f.filename().string(), sha256_hex(read_file(f.string()))));
+  // External data may pass read_file's bound (that is why it is external): hashed from its mapping.
+  for (const std::filesystem::path& f : external_data_files(bytes, dir.empty() ? "." : dir)) {
+    const auto m = MappedFile::open(f);
+    h.update(fmt::format("\nexternal {} {}", f.filename().string(),
+                         sha256_hex({reinterpret_cast<const char*>(m->data()), static_cast<size_t>(m->size())})));
+  }
   return h.hex();
 }
 

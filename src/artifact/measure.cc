@@ -104,6 +104,9 @@ nlohmann::json measure_artifact(const std::string& artifact, const std::string& 
   if (!ok) notes.push_back("the artifact's outputs differ from the original's (see measured.outputs)");
   std::vector<std::vector<int64_t>> dims;
   for (const RtValue& v : feeds) dims.push_back(v.is_tensor() ? v.tensor.dims() : std::vector<int64_t>{});
+  // Which kernels the measured plan ran: a step on the reference kernels (no fast kernel takes
+  // its node at this target's ISA) is what a slow measurement is usually made of.
+  const engine::PlanSummary plan = a->model().summary(dims);
   return {{"inputs", {{"seed", o.seed}, {"dims", dims}}},
           {"runs", o.measure_runs},
           {"artifact_p50_ms", median(art_ms)},
@@ -115,6 +118,7 @@ nlohmann::json measure_artifact(const std::string& artifact, const std::string& 
                                  {"packed_taken", times.packed_taken},
                                  {"reordered", times.reordered}}},
           {"onnx_creation_ms", onnx_creation_ms},
+          {"plan", {{"steps", plan.steps}, {"kernels", plan.kernels}}},
           {"outputs_match", ok},
           {"outputs", outputs},
           {"against", "the .onnx on the fast engine at -O0 (accuracy) and at the same -O level (speed)"}};

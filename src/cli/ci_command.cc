@@ -8,14 +8,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "cli/serve_options.h"
 #include "serve/ci_pipeline.h"
 #include "support/error.h"
+#include "support/read_file.h"
 
 namespace kiln::cli {
 
@@ -31,10 +30,8 @@ struct CiArgs {
 
 std::string token_of(const CiArgs& a, const serve::Pipeline& p) {
   if (!a.token_file.empty()) {
-    std::ifstream f(a.token_file);
-    KILN_CHECK(f.good(), ErrorKind::kBadInput, "--token-file '{}': cannot read it", a.token_file);
-    std::string t;
-    std::getline(f, t);
+    std::string t = with_context("--token-file: ", [&] { return read_file(a.token_file, 4096); });
+    t = t.substr(0, t.find('\n'));
     while (!t.empty() && (t.back() == '\r' || t.back() == ' ')) t.pop_back();
     return t;
   }

@@ -34,16 +34,16 @@ namespace {
 namespace fs = std::filesystem;
 using quant::FeedSet;
 
-struct QuantizeArgs {
-  std::string model, out, mode = "dynamic", format = "qdq", method = "minmax", report;
-  std::string activation_type = "uint8", weight_type = "int8";
+// The quantizer's words (quant/options.h, shared with kiln serve's compile requests) and the rest.
+struct QuantizeArgs : quant::QuantizeWords {
+  std::string model, out, report;
   std::string calibrate, eval;
   int calibrate_random = 0, eval_random = 2, latency_runs = 5, threads = 0, level = 2;
-  double percentile = 99.99, max_loss = -1;
-  bool per_channel = false, per_tensor = false, keep_io_types = true, no_progress = false;
+  double max_loss = -1;
+  bool per_channel_flag = false, per_tensor_flag = false, no_progress = false;
   bool allow_newer_opset = false, predict = false;
   uint64_t seed = 0;
-  std::vector<std::string> dims, include_ops, exclude_ops, exclude_nodes;
+  std::vector<std::string> dims;
 };
 
 struct Sets {
@@ -94,21 +94,11 @@ int64_t file_bytes(const fs::path& p) {
 }
 
 quant::QuantizeOptions quantize_options(const QuantizeArgs& a) {
-  KILN_CHECK(!(a.per_channel && a.per_tensor), ErrorKind::kBadInput,
+  KILN_CHECK(!(a.per_channel_flag && a.per_tensor_flag), ErrorKind::kBadInput,
              "--per-channel and --per-tensor exclude each other");
-  return {.mode = quant::parse_mode(a.mode),
-          .format = quant::parse_format(a.format),
-          .per_channel = a.per_channel  ? quant::PerChannel::kOn
-                         : a.per_tensor ? quant::PerChannel::kOff
-                                        : quant::PerChannel::kDefault,
-          .activation_type = quant::parse_quant_type("--activation-type", a.activation_type),
-          .weight_type = quant::parse_quant_type("--weight-type", a.weight_type),
-          .method = quant::parse_method(a.method),
-          .percentile = a.percentile,
-          .include_ops = a.include_ops,
-          .exclude_ops = a.exclude_ops,
-          .exclude_nodes = a.exclude_nodes,
-          .keep_io_types = a.keep_io_types};
+  quant::QuantizeWords w = a;
+  if (a.per_channel_flag || a.per_tensor_flag) w.per_channel = a.per_channel_flag;
+  return quant::quantize_options(w, "--", '-');
 }
 
 // --predict: what the mode should buy on this CPU, from a profile of the float model and the
@@ -135,6 +125,12 @@ int run_quantize(const QuantizeArgs& a) {
   if (a.predict) return run_predict(a);
   KILN_CHECK(!a.out.empty(), ErrorKind::kBadInput, "no output given (-o OUT)");
   const quant::QuantizeOptions opts = quantize_options(a);
+  KILN_CHECK(!a.bf16_whole_graph || opts.mode == quant::Mode::kBFloat16, ErrorKind::kBadInput,
+             "--bf16-whole-graph needs --mode bf16");
+  KILN_CHECK(a.keep_io_types || opts.mode != quant::Mode::kBFloat16 || a.bf16_whole_graph,
+             ErrorKind::kBadInput,
+             "--mode bf16 --no-keep-io-types needs --bf16-whole-graph (bf16 weights keep every op, "
+             "input and output float32)");
   KILN_CHECK(a.percentile > 0 && a.percentile <= 100, ErrorKind::kBadInput,
              "--percentile {}: expected a value in (0, 100]", a.percentile);
   KILN_CHECK(a.calibrate.empty() || a.calibrate_random == 0, ErrorKind::kBadInput,
@@ -198,9 +194,10 @@ int run_quantize(const QuantizeArgs& a) {
       r.calibration_sets = report.result.calibration_sets;
       for (quant::NodeDecision& d : r.decisions)
         for (const auto& [node, damage] : report.mixed->damage)
-          if (d.node == node && d.precision == "float" &&
+          if (d.node == node && (d.precision == "float" || d.precision == "bf16") &&
               std::find(opts.exclude_nodes.begin(), opts.exclude_nodes.end(), node) == opts.exclude_nodes.end())
-            d.reason = fmt::format("kept float by --max-loss: quantized alone it costs {:.3g} of cosine", damage);
+            d.reason = fmt::format("kept {} by --max-loss: quantized alone it costs {:.3g} of cosine",
+                                   d.precision, damage);
       report.result = std::move(r);
     }
   }
@@ -249,7 +246,9 @@ Action add_quantize(CLI::App& app) {
   app.add_option("-o,--output", a->out, "Where to write the quantized model");
   app.add_option("--mode", a->mode,
                  "dynamic (int8 weights, activations quantized per run: MatMul/Gemm), static "
-                 "(int8 weights and activations, calibrated: CNNs), fp16 or bf16 (default dynamic)");
+                 "(int8 weights and activations, calibrated: CNNs), fp16 or bf16 (weights stored bf16; "
+                 "kiln's engine computes their convs and matmuls in bf16 where the CPU has it) "
+                 "(default dynamic)");
   app.add_option("--format", a->format,
                  "static mode: qdq (QuantizeLinear/DequantizeLinear around float ops, default) or "
                  "qoperator (QLinearConv, QLinearMatMul)");
@@ -260,8 +259,8 @@ Action add_quantize(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--method", a->method, "Calibration: minmax (default), entropy or percentile");
   app.add_option("--percentile", a->percentile, "Percentile kept by --method percentile (default 99.99)");
-  app.add_flag("--per-channel", a->per_channel, "One weight scale per output channel for every op");
-  app.add_flag("--per-tensor", a->per_tensor, "One weight scale per tensor (default: per channel for Conv)");
+  app.add_flag("--per-channel", a->per_channel_flag, "One weight scale per output channel for every op");
+  app.add_flag("--per-tensor", a->per_tensor_flag, "One weight scale per tensor (default: per channel for Conv)");
   app.add_option("--activation-type", a->activation_type,
                  "static: uint8 (asymmetric, default) or int8 (symmetric)");
   app.add_option("--weight-type", a->weight_type, "int8 (symmetric, default) or uint8");
@@ -270,7 +269,15 @@ Action add_quantize(CLI::App& app) {
   app.add_option("--exclude-ops", a->exclude_ops, "Leave these op types float")->delimiter(',');
   app.add_option("--exclude-nodes", a->exclude_nodes, "Leave these nodes float (by name)")->delimiter(',');
   app.add_flag("--keep-io-types,!--no-keep-io-types", a->keep_io_types,
-               "fp16/bf16: the model's inputs and outputs stay float32 (default on)");
+               "fp16, --bf16-whole-graph: the model's inputs and outputs stay float32 (default on)");
+  app.add_flag("--bf16-whole-graph", a->bf16_whole_graph,
+               "bf16: every op whose schema takes bfloat16 computes in it, for runtimes with bf16 "
+               "kernels (ONNX Runtime's CPU provider has none); default: the weights stored bf16, "
+               "each read through a Cast to float32, which every runtime runs");
+  app.add_option("--fallback", a->fallback,
+                 "int8 modes: nodes --exclude-nodes and --max-loss keep out of int8 stay float "
+                 "(default) or get bf16 weights read through Casts (bf16: computed in bf16 by kiln "
+                 "where the CPU has it, about int8's speed there)");
   app.add_option("--eval", a->eval,
                  "Measure the error on these input sets (default: the calibration sets, else random)");
   app.add_option("--max-loss", a->max_loss,

@@ -21,6 +21,7 @@ Action add_serve(CLI::App& app) {
   auto open_inference = std::make_shared<bool>(false);
   auto splits = std::make_shared<std::vector<std::string>>();
   auto max_infer_mb = std::make_shared<int>(256);
+  auto max_loaded = std::make_shared<int>(0);
   add_serve_common_options(app, *common);
   app.add_option("--listen", *listen, "HOST:PORT to listen on (default 127.0.0.1:8080)");
   app.add_option("--request-timeout", *request_timeout,
@@ -48,6 +49,10 @@ Action add_serve(CLI::App& app) {
                  "between its aliases (by the request id's hash, else at random; repeatable)");
   app.add_option("--max-infer-mb", *max_infer_mb, "The largest infer request body in MiB (default 256; 413 past it)")
       ->check(CLI::Range(1, 2048));
+  app.add_option("--max-loaded-models", *max_loaded,
+                 "The most model versions loaded for inference at once: loading one past it unloads the least "
+                 "recently used, which its next request loads again (default 0: no limit)")
+      ->check(CLI::Range(0, 100000));
   app.add_option("--http-threads", *http_threads, "Requests served at once (default 128)")->check(CLI::Range(1, 4096));
   return [=]() {
     const auto colon = listen->rfind(':');
@@ -68,7 +73,7 @@ Action add_serve(CLI::App& app) {
                        .workers = common->workers, .request_timeout_s = *request_timeout,
                        .request_time_limit_s = *time_limit, .http_threads = *http_threads, .batching = *batching,
                        .open_inference = *open_inference, .splits = parsed,
-                       .max_infer_mb = *max_infer_mb, .worker = worker_options(*common)});
+                       .max_infer_mb = *max_infer_mb, .max_loaded_models = *max_loaded, .worker = worker_options(*common)});
     return 0;
   };
 }

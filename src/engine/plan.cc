@@ -151,7 +151,9 @@ std::vector<RtValue> Plan::run(const std::vector<RtValue>& feeds, RunObserver* o
   for (size_t i = 0; i < input_slots.size() && i < feeds.size(); ++i)
     if (input_slots[i] >= 0) state_.slots[input_slots[i]] = feeds[i];
   for (size_t i = 0; i < steps.size(); ++i) {
-    for (int s : fresh_before_[i]) state_.slots[s] = RtValue::of(Tensor(slots[s].dtype, *slots[s].dims));
+    // (A planned output is written whole by its step, as arena buffers are: nothing to clear.)
+    for (int s : fresh_before_[i])
+      state_.slots[s] = RtValue::of(Tensor::uninitialized(slots[s].dtype, *slots[s].dims));
     run_step(i, observer);
     for (int s : release_after_[i]) state_.slots[s] = RtValue{};
   }

@@ -48,7 +48,13 @@ AllocationCapScope::AllocationCapScope(int64_t bytes) : previous_(t_allocation_c
 }
 AllocationCapScope::~AllocationCapScope() { t_allocation_cap = previous_; }
 
-Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
+Tensor::Tensor(DataType dtype, std::vector<int64_t> dims) : Tensor(dtype, std::move(dims), true) {}
+
+Tensor Tensor::uninitialized(DataType dtype, std::vector<int64_t> dims) {
+  return Tensor(dtype, std::move(dims), false);
+}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, bool clear)
     : dtype_(dtype), dims_(std::move(dims)), numel_(checked_numel(dims_)) {
   const size_t elem = dtype == DataType::kString ? sizeof(std::string) : dtype_size(dtype);
   auto bytes = checked_mul(numel_, static_cast<int64_t>(elem));
@@ -65,7 +71,7 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
   const size_t alloc = (static_cast<size_t>(*bytes) + 63) / 64 * 64 + 64;
   void* p = std::aligned_alloc(64, alloc);
   KILN_CHECK(p != nullptr, ErrorKind::kRuntime, "out of memory allocating {} bytes", alloc);
-  std::memset(p, 0, alloc);
+  if (clear) std::memset(p, 0, alloc);
   owner_ = std::shared_ptr<void>(p, std::free);
   data_ = p;
 }
@@ -150,7 +156,7 @@ Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
 
 Tensor Tensor::clone() const {
   if (!defined()) return {};
-  Tensor t(dtype_, dims_);
+  Tensor t(dtype_, dims_, false);  // every byte is copied over
   if (dtype_ == DataType::kString) {
     for (int64_t i = 0; i < numel_; ++i) t.strings()[i] = strings()[i];
   } else if (numel_ > 0) {

@@ -35,6 +35,10 @@ class Tensor {
   Tensor() = default;
   // Allocates a zero-filled tensor; fails (kRuntime) on a negative dim, overflow or above the cap.
   Tensor(DataType dtype, std::vector<int64_t> dims);
+  // The same without clearing the bytes (strings are still constructed empty): for a writer that
+  // sets every element, such as the fast engine's step writing a graph output (a fresh output
+  // of a few MB cost as much to clear as its kernel took to compute).
+  static Tensor uninitialized(DataType dtype, std::vector<int64_t> dims);
   // Views memory owned by `owner` (no copy). The bytes must hold numel * dtype_size elements.
   static Tensor view(DataType dtype, std::vector<int64_t> dims, std::shared_ptr<void> owner,
                      void* data);
@@ -68,6 +72,8 @@ class Tensor {
   bool same_buffer(const Tensor& o) const { return data_ == o.data_; }
 
  private:
+  Tensor(DataType dtype, std::vector<int64_t> dims, bool clear);
+
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> dims_;
   int64_t numel_ = 0;

@@ -134,6 +134,8 @@ class Inferrer {
     else if (constant_elems > opts_.fold_limit)
       not_folded(n, fmt::format("inputs have {} elements, above the limit {}", constant_elems,
                                 opts_.fold_limit));
+    else if (std::string why = opts_.keep_unevaluated ? opts_.keep_unevaluated(n) : ""; !why.empty())
+      not_folded(n, std::move(why));
     else fold(n, *schema);
   }
 

@@ -1,6 +1,7 @@
 // Shape and type inference over a whole model, with symbolic dims and small constants propagated.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -13,6 +14,9 @@ namespace kiln {
 struct InferOptions {
   // Nodes whose inputs are all constant are run to know their outputs, up to this many elements.
   int64_t fold_limit = 1 << 16;
+  // Why a node whose inputs are all constant is not to be evaluated (empty: evaluate it); null:
+  // every such node is. The optimizer leaves the decoding of quantized weights so (opt/passes.h).
+  std::function<std::string(const Node&)> keep_unevaluated;
 };
 
 // What inference learned beyond types (the optimizer's raw material).

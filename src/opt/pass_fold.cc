@@ -34,12 +34,6 @@ class FoldConstants final : public GraphPass {
       bool all = !n->outputs.empty();
       for (const Value* v : n->outputs)
         if (v && !facts.constants.contains(v)) all = false;
-      // A DequantizeLinear of constant weights stays: the weights stay int8 (a quarter of the
-      // bytes), and the fast engine's int8 kernels read them through it (engine/qdq_pattern.h).
-      if (all && n->domain.empty() && n->op_type == "DequantizeLinear") {
-        ctx.near_miss(*n, "a DequantizeLinear of constants is kept (quantized weights)");
-        continue;
-      }
       if (!all) {
         if (auto it = why_not.find(n); it != why_not.end())
           ctx.near_miss(*n, "inputs are constant but not folded: " + it->second);
@@ -145,5 +139,26 @@ class SimplifyShapes final : public GraphPass {
 
 std::unique_ptr<Pass> make_fold_constants() { return std::make_unique<FoldConstants>(); }
 std::unique_ptr<Pass> make_simplify_shapes() { return std::make_unique<SimplifyShapes>(); }
+
+std::string kept_weight_decoding(const Node& n) {
+  if (!n.domain.empty()) return "";
+  // The weights stay int8 (a quarter of the bytes), and the fast engine's int8 kernels read them
+  // through the DequantizeLinear (engine/qdq_pattern.h).
+  if (n.op_type == "DequantizeLinear") return "a DequantizeLinear of constants is kept (quantized weights)";
+  // bf16 or fp16 weights stay so (half the bytes); the fast engine computes their readers in
+  // bf16 where the CPU has it (engine/onednn/bf16_support.h).
+  const Attribute* to = n.attr("to");
+  // Weights: initializers or Constant nodes of rank 2 or more (a Resize's scales, a shape's
+  // values fold as before).
+  const Value* in = n.has_input(0) ? n.inputs[0] : nullptr;
+  const Tensor* w = nullptr;
+  if (in && in->is_constant()) w = &in->data;
+  else if (in && in->producer && in->producer->op_type == "Constant" && in->producer->domain.empty())
+    if (const Attribute* v = in->producer->attr("value"); v && v->kind == AttrKind::kTensor) w = &v->t;
+  if (n.op_type == "Cast" && to && to->i == static_cast<int64_t>(DataType::kFloat) && w &&
+      (w->dtype() == DataType::kBFloat16 || w->dtype() == DataType::kFloat16) && w->rank() >= 2)
+    return "a Cast of bf16/fp16 weights to float32 is kept (reduced-precision weights)";
+  return "";
+}
 
 }  // namespace kiln::opt

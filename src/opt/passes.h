@@ -24,4 +24,10 @@ std::unique_ptr<Pass> make_fuse_rmsnorm();       // pass_fuse_transformer.cc
 std::unique_ptr<Pass> make_fuse_attention();     // pass_fuse_attention.cc
 std::unique_ptr<Pass> make_raise_opset();        // pass_opset.cc
 
+// Why a node decoding constant weights (DequantizeLinear; Cast of bf16/fp16 to float32) is kept
+// unevaluated: the optimizer's inference does not compute it (its output is no constant to any
+// pass, so nothing folds the weights back to float32, and the weights are not decoded again
+// before every pass); empty for any other node. pass_fold.cc.
+std::string kept_weight_decoding(const Node& n);
+
 }  // namespace kiln::opt

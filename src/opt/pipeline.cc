@@ -119,6 +119,7 @@ OptimizeResult optimize(Model& m, const std::vector<std::string>& passes,
   // Inference evaluates constant nodes far beyond its usual limit, so folding sees them.
   InferOptions infer_opts;
   infer_opts.fold_limit = opts.pass.fold_max_bytes / 4 + 1;  // elements of 4 bytes or fewer
+  infer_opts.keep_unevaluated = kept_weight_decoding;
   for (int round = 0; round < opts.max_rounds && !pipeline.empty(); ++round) {
     ++result.rounds;
     ctx.clear_near_misses();

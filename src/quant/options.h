@@ -2,6 +2,7 @@
 // method and which nodes to leave alone.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct QuantizeOptions {
   std::vector<std::string> exclude_ops;
   std::vector<std::string> exclude_nodes;
   bool keep_io_types = true;  // fp16/bf16: inputs and outputs stay float32
+  // bf16: every op whose schema takes bfloat16 computes in it (the fp16 mode's form), for
+  // runtimes with bf16 kernels; default: only the weights are stored bf16 (bf16_weights.cc)
+  bool bf16_whole_graph = false;
+  // int8 modes: what the nodes kept out of int8 by --exclude-nodes (and --max-loss) become:
+  // float32, or bf16 weights read through Casts (computed in bf16 where the CPU has it)
+  DataType fallback = DataType::kFloat;
 };
 
 // "dynamic" ... ; each fails (kBadInput) naming the flag and what it takes.
@@ -33,10 +40,27 @@ Mode parse_mode(const std::string& s);
 Format parse_format(const std::string& s);
 RangeMethod parse_method(const std::string& s);
 DataType parse_quant_type(const std::string& flag, const std::string& s);  // "int8" | "uint8"
+DataType parse_fallback(const std::string& s);                            // "float" | "bf16"
 std::string mode_name(Mode m);
 std::string method_name(RangeMethod m);
 
-// Ops each mode quantizes when --include-ops is not given, and every op kiln can quantize.
+// The options as words: what `kiln quantize`'s flags and a compile request's "quantize" (kiln
+// serve) both take, mapped to QuantizeOptions by one function.
+struct QuantizeWords {
+  std::string mode = "dynamic", format = "qdq", activation_type = "uint8", weight_type = "int8";
+  std::string method = "minmax";
+  std::optional<bool> per_channel;  // none: per channel for Conv, per tensor else
+  double percentile = 99.99;
+  std::vector<std::string> include_ops, exclude_ops, exclude_nodes;
+  bool keep_io_types = true, bf16_whole_graph = false;
+  std::string fallback = "float";
+};
+// Fails (kBadInput) on a bad word, naming it as `prefix` + the field's name with '_' as `sep`
+// ("--" and '-' for the flags: "--activation-type 'x': expected int8 or uint8").
+QuantizeOptions quantize_options(const QuantizeWords& w, const std::string& prefix, char sep);
+
+// Ops each mode quantizes (bf16: whose weights it stores bf16) when --include-ops is not given,
+// and every op kiln can quantize.
 std::vector<std::string> default_ops(Mode m);
 std::vector<std::string> quantizable_ops(Mode m, Format f);
 

@@ -1,6 +1,7 @@
 #include "quant/quantize.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -42,28 +43,14 @@ Selection selection_of(Model& m, const QuantizeOptions& o, const std::string& mo
   return s;
 }
 
-// Calibrates (when `sets` is given) or takes `given` ranges, then rewrites.
-QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>* sets,
-                            const std::vector<std::string>& set_names,
-                            const CalibrationOptions& copts, const TensorRanges* given,
-                            const std::string& model_name) {
-  QuantizeResult result;
-  Graph& g = *m.graph;
-  const int opset = opt::model_opset(m);
-  Rewrite r{m, g, o, result.decisions, opset};
-  weights_as_initializers(g);
-  if (o.mode == Mode::kFloat16 || o.mode == Mode::kBFloat16) {
-    result.conversion = convert_float_precision(r, o.mode == Mode::kFloat16 ? DataType::kFloat16
-                                                                            : DataType::kBFloat16);
-    finish_rewrite(r);
-    return result;
-  }
+// Raises the model's ai.onnx opset to 13 where no op changes meaning, else to `least` (the mode's
+// minimum); notes what was done, fails (kUnsupported) below `least`. Returns the opset reached.
+int raise_opset(Model& m, int least, std::vector<std::string>& notes, const std::string& model_name,
+                const std::string& mode) {
+  const int before = opt::model_opset(m);
   std::string why_not_raised;
-  const int least_opset = o.mode == Mode::kDynamic ? 11 : 10;
-  if (const int before = opt::model_opset(m); before < 13) {
-    // Quantized ops need opset 10 (DynamicQuantizeLinear 11), DequantizeLinear's axis 13: raised
-    // where no op changes meaning (13 first, else the least the mode needs).
-    for (int target : {13, least_opset}) {
+  if (before < 13) {
+    for (int target : {13, least}) {
       if (opt::model_opset(m) >= target) break;
       opt::PipelineOptions po;
       po.pass.target_opset = target;
@@ -71,15 +58,46 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
       if (!raised.near_misses.empty() && why_not_raised.empty())
         why_not_raised = raised.near_misses[0].reason;
     }
-    r.opset = opt::model_opset(m);
-    if (r.opset != before)
-      result.notes.push_back(fmt::format("ai.onnx opset raised from {} to {} (no op changes meaning{})",
-                                         before, r.opset,
-                                         why_not_raised.empty() ? "" : "; not further: " + why_not_raised));
+    if (opt::model_opset(m) != before)
+      notes.push_back(fmt::format("ai.onnx opset raised from {} to {} (no op changes meaning{})",
+                                  before, opt::model_opset(m),
+                                  why_not_raised.empty() ? "" : "; not further: " + why_not_raised));
   }
-  KILN_CHECK(r.opset >= least_opset, ErrorKind::kUnsupported,
-             "'{}' imports ai.onnx opset {}, {} quantization needs {} ({})", model_name, r.opset,
-             mode_name(o.mode), least_opset, why_not_raised);
+  const int opset = opt::model_opset(m);
+  KILN_CHECK(opset >= least, ErrorKind::kUnsupported,
+             "'{}' imports ai.onnx opset {}, {} mode needs {} ({})", model_name, opset, mode, least,
+             why_not_raised);
+  return opset;
+}
+
+// Calibrates (when `sets` is given) or takes `given` ranges, then rewrites.
+QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vector<FeedSet>* sets,
+                            const std::vector<std::string>& set_names,
+                            const CalibrationOptions& copts, const TensorRanges* given,
+                            const std::string& model_name) {
+  QuantizeResult result;
+  Graph& g = *m.graph;
+  Rewrite r{m, g, o, result.decisions, opt::model_opset(m)};
+  weights_as_initializers(g);
+  if (o.mode == Mode::kFloat16 || (o.mode == Mode::kBFloat16 && o.bf16_whole_graph)) {
+    result.conversion = convert_float_precision(r, o.mode == Mode::kFloat16 ? DataType::kFloat16
+                                                                            : DataType::kBFloat16);
+    finish_rewrite(r);
+    return result;
+  }
+  // Quantized ops need opset 10 (DynamicQuantizeLinear 11), DequantizeLinear's axis 13, a Cast
+  // from bfloat16 13.
+  const int least_opset = o.mode == Mode::kDynamic ? 11 : o.mode == Mode::kStatic ? 10 : 13;
+  r.opset = raise_opset(m, least_opset, result.notes, model_name, mode_name(o.mode));
+  if (o.mode == Mode::kBFloat16) {
+    check_filters(g, o, model_name);
+    result.conversion = store_weights_bf16(r);
+    KILN_CHECK(result.conversion.converted_initializers > 0, ErrorKind::kBadModel,
+               "'{}': nothing to store in bf16: no Conv, ConvTranspose, MatMul, Gemm or Gather "
+               "reads a float32 weight", model_name);
+    finish_rewrite(r);
+    return result;
+  }
   Selection s = selection_of(m, o, model_name);
   if (o.mode == Mode::kStatic) {
     const auto tensors = tensors_to_calibrate(g, s, o);
@@ -118,6 +136,22 @@ QuantizeResult run_quantize(Model& m, const QuantizeOptions& o, const std::vecto
     if (o.mode == Mode::kDynamic) quantize_dynamic(rg, selected);
     else if (o.format == Format::kQdq) quantize_static_qdq(rg, selected, result.ranges);
     else quantize_static_qoperator(rg, selected, result.ranges);
+  }
+  // --fallback bf16: the nodes excluded by name (those --max-loss keeps out) get bf16 weights.
+  if (o.fallback == DataType::kBFloat16 && !o.exclude_nodes.empty()) {
+    if (r.opset >= 13) {
+      const std::set<std::string> only(o.exclude_nodes.begin(), o.exclude_nodes.end());
+      std::vector<std::string> stored;
+      result.conversion = store_weights_bf16(r, &only, &stored);
+      for (NodeDecision& d : s.skipped)
+        if (std::find(stored.begin(), stored.end(), d.node) != stored.end()) {
+          d.precision = "bf16";
+          d.reason += "; weights stored bf16 (--fallback bf16)";
+        }
+    } else {
+      result.notes.push_back(fmt::format("--fallback bf16 needs opset 13 (the model's: {}): the "
+                                         "excluded nodes stay float32", r.opset));
+    }
   }
   finish_rewrite(r);
   for (const NodeDecision& d : unreached) result.decisions.push_back(d);

@@ -266,6 +266,30 @@ TEST(QuantStatic, ExcludedNodeStaysFloat) {
   EXPECT_EQ(weight_dq, 2);
 }
 
+// --fallback bf16: the excluded conv reads its weight as bf16 through a Cast; the others int8.
+TEST(QuantStatic, ExcludedNodeInBf16) {
+  Model m = load_text(cnn_text());
+  const QuantizeResult r =
+      run(m, {.mode = Mode::kStatic, .exclude_nodes = {"c2"}, .fallback = DataType::kBFloat16});
+  bool found = false;
+  for (const auto& d : r.decisions)
+    if (d.node == "c2") found = d.precision == "bf16" && d.reason.find("exclude") != std::string::npos;
+  EXPECT_TRUE(found);
+  int weight_dq = 0, bf16_casts = 0;
+  for (const auto& n : m.graph->nodes()) {
+    weight_dq += n->op_type == "DequantizeLinear" && n->inputs[0]->data.dtype() == DataType::kInt8;
+    if (n->op_type == "Cast" && n->inputs[0]->data.dtype() == DataType::kBFloat16) {
+      ++bf16_casts;
+      ASSERT_EQ(n->outputs[0]->uses.size(), 1u);
+      EXPECT_EQ(node_label(*n->outputs[0]->uses[0].node), "c2");
+    }
+  }
+  EXPECT_EQ(weight_dq, 2);
+  EXPECT_EQ(bf16_casts, 1);
+  EXPECT_EQ(r.conversion.converted_initializers, 1);
+  EXPECT_GE(worst_cosine(cnn_text(), m), 0.99);
+}
+
 TEST(QuantMixedPrecision, KeepsTheWorstNodesFloat) {
   Model pristine = load_text(cnn_text());
   Model m = load_text(cnn_text());
@@ -319,12 +343,54 @@ agraph (float[2,6] x) => (float[3,4] y) {
   y = Relu(r)
 })";
   Model m = load_text(text);
-  run(m, {.mode = Mode::kBFloat16});
+  run(m, {.mode = Mode::kBFloat16, .bf16_whole_graph = true});
   for (const auto& n : m.graph->nodes())
     if (n->op_type == "Reshape") {
       EXPECT_EQ(n->inputs[1]->type.elem, DataType::kInt64);
     }
   EXPECT_GE(worst_cosine(text, m), 0.999);
+}
+
+// bf16's default form: the weights of the convs and the Gemm stored bf16 and read through Casts
+// to float32, every op and every other value float32 (biases included).
+TEST(QuantBFloat16, WeightsStoredBf16) {
+  const std::string text = cnn_text();
+  Model m = load_text(text);
+  const QuantizeResult r = run(m, {.mode = Mode::kBFloat16});
+  EXPECT_EQ(r.conversion.converted_initializers, 3);
+  EXPECT_EQ(r.conversion.casts_added, 3);
+  int bf16_weights = 0, float_initializers = 0;
+  for (const Value* v : m.graph->initializers) {
+    bf16_weights += v->data.dtype() == DataType::kBFloat16;
+    float_initializers += v->data.dtype() == DataType::kFloat;
+  }
+  EXPECT_EQ(bf16_weights, 3);
+  EXPECT_EQ(float_initializers, 2);  // the convs' biases
+  for (const auto& n : m.graph->nodes()) {
+    if (n->op_type == "Cast") {
+      EXPECT_EQ(n->inputs[0]->data.dtype(), DataType::kBFloat16) << n->name;
+      EXPECT_TRUE(n->outputs[0]->uses.size() == 1 && n->outputs[0]->uses[0].input_index == 1) << n->name;
+    }
+    for (const Value* v : n->outputs) EXPECT_EQ(v->type.elem, DataType::kFloat) << v->name;
+  }
+  EXPECT_EQ(op_counts(m)["Cast"], 3);
+  int bf16_nodes = 0;
+  for (const auto& d : r.decisions) bf16_nodes += d.precision == "bf16";
+  EXPECT_EQ(bf16_nodes, 3);
+  EXPECT_GE(worst_cosine(text, m), 0.999);
+
+  // Nothing to store: no weight-reading op.
+  Model none = load_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[3] x) => (float[3] y) {
+  y = Relu(x)
+})");
+  try {
+    run(none, {.mode = Mode::kBFloat16});
+    ADD_FAILURE() << "no refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadModel);
+    EXPECT_NE(std::string(e.what()).find("nothing to store in bf16"), std::string::npos) << e.what();
+  }
 }
 
 TEST(QuantErrors, BadFiltersAndNothingToQuantize) {

@@ -13,7 +13,9 @@ std::string mb(int64_t b) { return fmt::format("{:.2f} MB", b / 1048576.0); }
 std::string format_name(const QuantizeOptions& o) {
   if (o.mode == Mode::kDynamic) return "MatMulInteger (dynamic)";
   if (o.mode == Mode::kStatic) return o.format == Format::kQdq ? "QDQ" : "QOperator";
-  return std::string(dtype_name(o.mode == Mode::kFloat16 ? DataType::kFloat16 : DataType::kBFloat16));
+  if (o.mode == Mode::kBFloat16)
+    return o.bf16_whole_graph ? "bfloat16, whole graph" : "bfloat16 weights, Cast to float32";
+  return "float16";
 }
 
 }  // namespace
@@ -47,7 +49,9 @@ std::string summary_text(const QuantizeReport& r) {
                      r.max_loss, mp.loss_all,
                      mp.kept_float.empty()
                          ? std::string("within the budget, nothing kept float")
-                         : fmt::format("kept float: {} -> loss {:.4g}{}", fmt::join(mp.kept_float, ", "),
+                         : fmt::format("kept {}: {} -> loss {:.4g}{}",
+                                       r.options.fallback == DataType::kBFloat16 ? "bf16" : "float",
+                                       fmt::join(mp.kept_float, ", "),
                                        mp.loss_final, mp.reached ? "" : " (budget NOT reached)"),
                      mp.models_measured);
   }
@@ -124,6 +128,7 @@ nlohmann::json report_json(const QuantizeReport& r) {
     json damage = json::array();
     for (const auto& [node, d] : r.mixed->damage) damage.push_back({{"node", node}, {"loss_alone", d}});
     j["mixed_precision"] = {{"max_loss", r.max_loss}, {"loss_all_int8", r.mixed->loss_all},
+                            {"fallback", r.options.fallback == DataType::kBFloat16 ? "bf16" : "float"},
                             {"loss", r.mixed->loss_final}, {"reached", r.mixed->reached},
                             {"kept_float", r.mixed->kept_float}, {"damage", damage},
                             {"models_measured", r.mixed->models_measured}};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,5 +72,11 @@ struct FloatConversion {
   int64_t casts_added = 0;
 };
 FloatConversion convert_float_precision(Rewrite& r, DataType to);
+// bf16's default form: the weights of Conv, ConvTranspose, MatMul, Gemm and Gather's tables
+// stored bf16, each read through a Cast to float32; every op stays float32. Needs opset 13.
+// With `only`: those nodes alone (by label; the int8 modes' --fallback bf16), their labels
+// appended to `stored` instead of a decision recorded.
+FloatConversion store_weights_bf16(Rewrite& r, const std::set<std::string>* only = nullptr,
+                                   std::vector<std::string>* stored = nullptr);
 
 }  // namespace kiln::quant

@@ -1,15 +1,13 @@
 #include "serve/ci_pipeline.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <set>
-#include <sstream>
 
 #include "serve/ci_backends.h"
-#include "serve/compile_request.h"
+#include "serve/json_fields.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "support/read_file.h"
 
 namespace kiln::serve {
 
@@ -18,14 +16,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string slurp(const fs::path& p, const char* what) {
-  std::ifstream f(p, std::ios::binary);
-  KILN_CHECK(f.good() && fs::is_regular_file(p), ErrorKind::kBadInput, "{} '{}': no such file", what, p.string());
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 std::string string_field(const json& j, const char* name, const std::string& fallback = "") {
   if (!j.contains(name)) return fallback;
   KILN_CHECK(j[name].is_string() && !j[name].get<std::string>().empty(), ErrorKind::kBadInput,
@@ -33,8 +23,8 @@ std::string string_field(const json& j, const char* name, const std::string& fal
   return j[name].get<std::string>();
 }
 
-// The calibration sets of a folder (test_data_set_*/input_N.pb, sorted), uploaded.
-json upload_calibration(CiBackend& b, const fs::path& dir) {
+// The calibration sets of a folder (test_data_set_*/input_N.pb, sorted), uploaded: their sha256s.
+std::vector<std::vector<std::string>> upload_calibration(CiBackend& b, const fs::path& dir) {
   KILN_CHECK(fs::is_directory(dir), ErrorKind::kBadInput, "pipeline: calibrate_dir '{}' is not a folder", dir.string());
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
@@ -42,11 +32,11 @@ json upload_calibration(CiBackend& b, const fs::path& dir) {
   std::sort(sets.begin(), sets.end());
   KILN_CHECK(!sets.empty(), ErrorKind::kBadInput, "pipeline: calibrate_dir '{}' has no test_data_set_*/ folders",
              dir.string());
-  json out = json::array();
+  std::vector<std::vector<std::string>> out;
   for (const fs::path& s : sets) {
-    json set = json::array();
+    std::vector<std::string> set;
     for (int i = 0; fs::exists(s / fmt::format("input_{}.pb", i)); ++i)
-      set.push_back(b.upload_tensor(slurp(s / fmt::format("input_{}.pb", i), "calibration tensor")));
+      set.push_back(b.upload_tensor(read_file(s / fmt::format("input_{}.pb", i))));
     KILN_CHECK(!set.empty(), ErrorKind::kBadInput, "pipeline: '{}' has no input_0.pb", s.string());
     out.push_back(set);
   }
@@ -64,17 +54,12 @@ Pipeline read_pipeline(const fs::path& file) {
   KILN_CHECK(ext != ".yaml" && ext != ".yml", ErrorKind::kBadInput,
              "'{}': kiln ci reads JSON pipelines only (no YAML parser is built in): write it as .json",
              file.string());
-  const json j = json::parse(slurp(file, "pipeline"), nullptr, false);
+  const json j = json::parse(read_file(file), nullptr, false);
   KILN_CHECK(!j.is_discarded(), ErrorKind::kBadInput, "'{}' is not JSON", file.string());
   KILN_CHECK(j.is_object(), ErrorKind::kBadInput, "'{}': a pipeline is a JSON object", file.string());
-  static const std::set<std::string> known = {"model",     "name",     "targets",   "compile", "calibrate_dir",
-                                              "tolerance", "latency_regression", "alias", "baseline", "server",
-                                              "token_env"};
-  for (const auto& [k, v] : j.items())
-    KILN_CHECK(known.contains(k), ErrorKind::kBadInput,
-               "pipeline: unknown field '{}' (known: model, name, targets, compile, calibrate_dir, tolerance, "
-               "latency_regression, alias, baseline, server, token_env)",
-               k.substr(0, 100));
+  check_known_fields(j, {"model", "name", "targets", "compile", "calibrate_dir", "tolerance", "latency_regression",
+                         "alias", "baseline", "server", "token_env"},
+                     "pipeline");
   Pipeline p;
   p.file = file;
   const fs::path dir = file.parent_path();
@@ -93,21 +78,23 @@ Pipeline read_pipeline(const fs::path& file) {
   p.calibrate_dir = path_of(string_field(j, "calibrate_dir"));
   p.server = string_field(j, "server");
   p.token_env = string_field(j, "token_env", "KILN_TOKEN");
+  json request = json::object();
   if (j.contains("compile")) {
     KILN_CHECK(j["compile"].is_object() && !j["compile"].contains("targets"), ErrorKind::kBadInput,
                "pipeline: 'compile' must be an object of compile options (the targets go in 'targets')");
-    p.compile = j["compile"];
+    request = j["compile"];
   }
   KILN_CHECK(j.contains("targets"), ErrorKind::kBadInput, "pipeline: 'targets' is needed (kiln compile --list-targets)");
-  json request = p.compile;
   request["targets"] = j["targets"];
+  // Cache hits (the baseline's, typically) are measured again, so both sides' latencies are of now.
+  if (!request.contains("measure_hits")) request["measure_hits"] = true;
   if (!p.calibrate_dir.empty()) {  // checked with a placeholder set; the real one is uploaded at run time
     KILN_CHECK(request.contains("quantize") && request["quantize"].is_object(), ErrorKind::kBadInput,
                "pipeline: calibrate_dir needs compile.quantize");
     request["quantize"]["calibrate"] = json::array({json::array({std::string(64, '0')})});
   }
   try {
-    p.targets = parse_compile_request(request).targets;
+    p.request = parse_compile_request(request);
   } catch (const Error& e) {
     fail(ErrorKind::kBadInput, "pipeline: {}", e.what());
   }
@@ -126,13 +113,11 @@ int run_ci(const Pipeline& p, const CiOptions& o) {
              "--promote compares with the version the alias points at: drop the pipeline's 'baseline'");
   std::unique_ptr<CiBackend> b = server.empty() ? local_backend(o.data, o.worker)
                                                 : server_backend(server, o.token, o.job_timeout_s);
-  json request = p.compile;
-  request["targets"] = p.targets;
-  // Cache hits (the baseline's, typically) are measured again, so both sides' latencies are of now.
-  if (!request.contains("measure_hits")) request["measure_hits"] = true;
-  if (!p.calibrate_dir.empty()) request["quantize"]["calibrate"] = upload_calibration(*b, p.calibrate_dir);
+  CompileRequest r = p.request;
+  if (!p.calibrate_dir.empty()) r.quantize->calibrate = upload_calibration(*b, p.calibrate_dir);
+  const json request = compile_request_json(r);
 
-  const int64_t version = b->upload_model(p.name, slurp(p.model, "model"));
+  const int64_t version = b->upload_model(p.name, read_file(p.model));
   std::cout << fmt::format("kiln ci {}: {} version {} ({}) on {}\n", p.file.filename().string(), p.name, version,
                            p.model.filename().string(), b->where());
   const json job = b->compile(p.name, version, request);
@@ -142,7 +127,7 @@ int run_ci(const Pipeline& p, const CiOptions& o) {
   std::optional<int64_t> baseline_version;
   std::string against = "nothing (no baseline: latency is not compared)";
   if (!p.baseline.empty()) {
-    baseline_version = b->upload_model(p.name, slurp(p.baseline, "baseline"));
+    baseline_version = b->upload_model(p.name, read_file(p.baseline));
     against = *baseline_version == version
                   ? fmt::format("nothing: {} is the same model (version {})", p.baseline.filename().string(), version)
                   : fmt::format("{} (version {})", p.baseline.filename().string(), *baseline_version);

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/compile_request.h"
 #include "serve/gate.h"
 #include "serve/job_worker.h"
 
@@ -31,8 +32,9 @@ namespace kiln::serve {
 struct Pipeline {
   std::filesystem::path file, model, baseline, calibrate_dir;
   std::string name, alias, server, token_env = "KILN_TOKEN";
-  std::vector<std::string> targets;
-  nlohmann::json compile = nlohmann::json::object();  // the compile request without "targets"
+  // 'targets' and 'compile' parsed once, as the server parses a compile request; measure_hits
+  // true unless 'compile' says otherwise, and calibrate_dir's sets filled in by run_ci.
+  CompileRequest request;
   GateThresholds thresholds;
 };
 

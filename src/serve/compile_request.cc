@@ -4,6 +4,7 @@
 #include <set>
 
 #include "artifact/format/manifest.h"
+#include "serve/json_fields.h"
 #include "support/error.h"
 #include "target/target.h"
 
@@ -40,14 +41,9 @@ std::vector<std::string> strings(const json& body, const char* name) {
 
 CompileRequest parse_compile_request(const json& body) {
   KILN_CHECK(body.is_object(), ErrorKind::kBadInput, "compile request: expected a JSON object with \"targets\"");
-  static const std::set<std::string> known = {"targets", "shapes", "level", "passes", "strict_shapes",
-                                              "runs", "seed", "threads", "allow_newer_opset", "measure_hits",
-                                              "quantize"};
-  for (const auto& [k, v] : body.items())
-    KILN_CHECK(known.contains(k), ErrorKind::kBadInput,
-               "compile request: unknown field '{}' (known: targets, shapes, level, passes, strict_shapes, runs, "
-               "seed, threads, allow_newer_opset, measure_hits, quantize)",
-               k.substr(0, 100));
+  check_known_fields(body, {"targets", "shapes", "level", "passes", "strict_shapes", "runs", "seed", "threads",
+                            "allow_newer_opset", "measure_hits", "quantize"},
+                     "compile request");
   CompileRequest r;
   r.targets = strings(body, "targets");
   KILN_CHECK(!r.targets.empty() && r.targets.size() <= kMaxTargets, ErrorKind::kBadInput,

@@ -4,10 +4,11 @@
 
 #include <atomic>
 #include <fstream>
-#include <sstream>
 
 #include "serve/registry_store.h"
 #include "support/error.h"
+#include "support/limits.h"
+#include "support/read_file.h"
 #include "support/sha256.h"
 
 namespace kiln::serve {
@@ -50,11 +51,8 @@ class FolderStore final : public ContentStore {
 
   std::string get(const std::string& sha256) override {
     check_sha256(sha256);
-    std::ifstream f(dir_ / sha256, std::ios::binary);
-    if (!f) fail(ErrorKind::kRuntime, "the store's blob {} is missing", sha256);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
+    KILN_CHECK(has(sha256), ErrorKind::kRuntime, "the store's blob {} is missing", sha256);
+    return read_file(dir_ / sha256, limits::kMaxModelBytes);  // artifacts may pass 2 GiB
   }
 
   bool has(const std::string& sha256) override {

@@ -49,6 +49,22 @@ TEST(ServeGate, AccuracyOfFloatAndQuantizedTargets) {
   EXPECT_FALSE(evaluate_gate(json::array({target("x86-64", 1, 0, 0.99)}), json::array(), cos).passed);
 }
 
+// A latency made of reference-kernel steps (int8 MatMulInteger at an ISA without VNNI) passes
+// with a note saying so, in the table too.
+TEST(ServeGate, ReferenceKernelStepsAreNoted) {
+  const GateThresholds t = parse_gate_thresholds(json{{"latency_regression", 0.1}});
+  json slow = target("x86-64-v3", 0.3);
+  slow["measured"]["plan"] = {{"steps", 10}, {"kernels", {{"cpu.elementwise", 6}, {"reference", 4}}}};
+  const GateVerdict v = evaluate_gate(json::array({slow}), json::array(), t);
+  EXPECT_TRUE(v.passed);
+  ASSERT_EQ(v.rows[0].why.size(), 1u);
+  EXPECT_EQ(v.rows[0].why[0], "4 of 10 steps on the reference kernels");
+  EXPECT_NE(gate_table(v).find("pass: 4 of 10 steps on the reference kernels"), std::string::npos) << gate_table(v);
+  json fast = target("x86-64-v4", 0.005);
+  fast["measured"]["plan"] = {{"steps", 6}, {"kernels", {{"onednn.quant_matmul", 2}}}};
+  EXPECT_TRUE(evaluate_gate(json::array({fast}), json::array(), t).rows[0].why.empty());
+}
+
 TEST(ServeGate, FailedTargetsFailAndFallbacksPassUnverified) {
   const GateThresholds t = parse_gate_thresholds(json{{"latency_regression", 0.1}});
   const json failed = {{"target", "x86-64"}, {"state", "failed"}, {"error", "the compile crashed"}};

@@ -51,7 +51,7 @@ std::vector<const Value*> fed_inputs(const Model& m) {
 
 InferenceService::InferenceService(const ServiceStores& stores, InferenceOptions opts, Metrics& metrics,
                                    Authorize authorize)
-    : stores_(stores), opts_(std::move(opts)), models_(opts_.batching, &metrics) {
+    : stores_(stores), opts_(std::move(opts)), models_(opts_.batching, &metrics, opts_.max_loaded_models) {
   // --open-inference: what needs only a read token (metadata, ready, infer) needs none.
   authorize_ = [open = opts_.open_inference, authorize = std::move(authorize)](const httplib::Request& req,
                                                                              TokenScope need) {
@@ -243,6 +243,10 @@ void InferenceService::add_routes(httplib::Server& server) {
                 } else {
                   throw HttpError{400, "version_policy must be \"latest\", \"all\" or a list of versions"};
                 }
+                const int most = models_.max_loaded();
+                if (most > 0 && chosen.size() > static_cast<size_t>(most))
+                  throw HttpError{400, "version_policy loads " + std::to_string(chosen.size()) +
+                                           " versions; --max-loaded-models keeps " + std::to_string(most)};
                 json loaded = json::array();
                 for (const ModelVersion& v : chosen) {
                   models_.get(name, v.version, load(v), /*explicit_load=*/true);

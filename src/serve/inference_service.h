@@ -30,6 +30,7 @@ struct InferenceOptions {
   bool open_inference = false;     // metadata, ready and infer without a token (load/unload keep theirs)
   std::vector<TrafficSplit> splits;  // A/B: a model's unversioned requests shared between aliases
   uint64_t max_infer_bytes = uint64_t(256) << 20;  // an infer request's body (uploads have their own cap)
+  int max_loaded_models = 0;  // versions loaded at once; past it the least recently used is unloaded (0: no limit)
 };
 
 class InferenceService {

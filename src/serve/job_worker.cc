@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -14,6 +13,7 @@
 #include "serve/target_compile.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "support/read_file.h"
 
 namespace kiln::serve {
 
@@ -22,11 +22,6 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string read_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -56,7 +51,15 @@ json target_result(const std::string& target, const json& m, const json& notes) 
                      {"session_creation_ms", x.value("artifact_creation_ms", 0.0)},
                      {"onnx_creation_ms", x.value("onnx_creation_ms", 0.0)},
                      {"runs", x.value("runs", 0)},
-                     {"inputs", x.value("inputs", json::object())}};
+                     {"inputs", x.value("inputs", json::object())},
+                     {"plan", x.value("plan", json::object())}};
+    // A latency made of the reference kernels says so: no fast kernel took those nodes at this
+    // target's ISA (e.g. int8 MatMulInteger without VNNI), which the p50 alone does not tell.
+    const json kernels = x.value("plan", json::object()).value("kernels", json::object());
+    if (const int slow = kernels.value("reference", 0); slow > 0)
+      r["notes"].push_back(fmt::format("measured with {} of {} plan steps on the reference kernels (no fast kernel "
+                                       "takes their nodes at this target's ISA): its latency is theirs",
+                                       slow, x["plan"].value("steps", 0)));
     r["accuracy"] = {{"outputs_match", x.value("outputs_match", false)},
                      {"outputs", x.value("outputs", json::array())},
                      {"against", "the original .onnx on the fast engine at -O0"}};
@@ -116,7 +119,7 @@ json JobWorker::run_target(const std::string& target, const CompileRequest& r, c
   json manifest, notes = json::array();
   bool hit = false;
   if (auto path = cache.lookup(key)) {
-    bytes = read_bytes(*path);
+    bytes = read_file(*path);
     manifest = artifact::inspect_artifact(*path).manifest.json;
     hit = true;
     if (r.measure_hits && r.runs > 0 && manifest.value("runs_here", false)) {  // measured again, now
@@ -174,7 +177,7 @@ json JobWorker::analyze_report(const fs::path& model, const CompileRequest& r, c
     log += "no analyze report: " + last_log_line(work / "analyze.log") + "\n";
     return json::object();
   }
-  return {{"analyze", stores_.content->put(read_bytes(html))}};
+  return {{"analyze", stores_.content->put(read_file(html))}};
 }
 
 bool JobWorker::run_one() {

@@ -1,7 +1,5 @@
 #include "serve/model_quantize.h"
 
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "onnx/import.h"
@@ -11,6 +9,7 @@
 #include "serve/target_compile.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "support/read_file.h"
 
 namespace kiln::serve {
 
@@ -18,13 +17,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // kiln's "kiln: error: MESSAGE" line without its prefix.
 std::string message_of(std::string line) {
@@ -45,7 +37,7 @@ QuantizedModel quantize_for_job(const ServiceStores& stores, const fs::path& kil
   const fs::path index = stores.cache_dir / "quantized" / (out.key + ".json");
   std::error_code ec;
   if (fs::exists(index, ec)) {
-    const json j = json::parse(slurp(index), nullptr, false);
+    const json j = json::parse(read_file(index), nullptr, false);
     if (j.is_object() && j.contains("sha256") && j.contains("report") && stores.content->has(j["sha256"])) {
       out.sha256 = j["sha256"];
       out.report = j["report"];
@@ -82,7 +74,7 @@ QuantizedModel quantize_for_job(const ServiceStores& stores, const fs::path& kil
   if (e.code != 0) fail(ErrorKind::kRuntime, "kiln quantize exited {}: {}", e.code, why);
   KILN_CHECK(!fs::exists(quantized.string() + ".data", ec), ErrorKind::kUnsupported,
              "quantize: the quantized model has external data (over 2 GB): kiln serve keeps one file per model");
-  json rep = json::parse(slurp(report), nullptr, false);
+  json rep = json::parse(read_child_output(report), nullptr, false);
   KILN_CHECK(rep.is_object(), ErrorKind::kRuntime, "kiln quantize wrote no report: {}", why);
   // The paths are the worker's; the ranges and the per-node record are kiln quantize's --report.
   rep.erase("model");
@@ -93,7 +85,7 @@ QuantizedModel quantize_for_job(const ServiceStores& stores, const fs::path& kil
     for (const json& n : rep["nodes"]) (n.value("precision", "") == "float" ? float_nodes : quantized_nodes)++;
     rep["nodes"] = {{"quantized", quantized_nodes}, {"left_float", float_nodes}};
   }
-  out.sha256 = stores.content->put(slurp(quantized));
+  out.sha256 = stores.content->put(read_file(quantized));
   out.report = rep;
   fs::create_directories(index.parent_path());
   write_file_atomically(index, json{{"sha256", out.sha256}, {"report", rep}}.dump());

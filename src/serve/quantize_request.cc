@@ -3,6 +3,7 @@
 #include <set>
 
 #include "artifact/format/format.h"
+#include "serve/json_fields.h"
 #include "support/error.h"
 #include "support/sha256.h"
 
@@ -57,32 +58,32 @@ bool is_sha256(const std::string& s) {
 QuantizeRequest parse_quantize_request(const json& q) {
   KILN_CHECK(q.is_object(), ErrorKind::kBadInput,
              "compile request: 'quantize' must be an object such as {{\"mode\": \"dynamic\"}}");
-  static const std::set<std::string> known = {
-      "mode",        "format",        "per_channel",   "activation_type", "weight_type",   "method",
-      "percentile",  "include_ops",   "exclude_ops",   "exclude_nodes",   "keep_io_types", "calibrate_random",
-      "calibrate",   "eval_random",   "max_loss",      "dims"};
-  for (const auto& [k, v] : q.items())
-    KILN_CHECK(known.contains(k), ErrorKind::kBadInput,
-               "compile request: unknown field quantize.{} (known: mode, format, per_channel, activation_type, "
-               "weight_type, method, percentile, include_ops, exclude_ops, exclude_nodes, keep_io_types, "
-               "calibrate_random, calibrate, eval_random, max_loss, dims)",
-               k.substr(0, 100));
+  check_known_fields(q, {"mode", "format", "per_channel", "activation_type", "weight_type", "method", "percentile",
+                         "include_ops", "exclude_ops", "exclude_nodes", "keep_io_types", "bf16_whole_graph",
+                         "fallback", "calibrate_random",
+                         "calibrate", "eval_random", "max_loss", "dims"},
+                     "compile request", "quantize.");
   QuantizeRequest r;
   r.mode = one_of(q, "mode", {"dynamic", "static", "fp16", "bf16"}, "dynamic");
   r.format = one_of(q, "format", {"qdq", "qoperator"}, "qdq");
   r.activation_type = one_of(q, "activation_type", {"uint8", "int8"}, "uint8");
   r.weight_type = one_of(q, "weight_type", {"int8", "uint8"}, "int8");
   r.method = one_of(q, "method", {"minmax", "entropy", "percentile"}, "minmax");
+  r.fallback = one_of(q, "fallback", {"float", "bf16"}, "float");
   if (q.contains("per_channel")) {
     KILN_CHECK(q["per_channel"].is_boolean(), ErrorKind::kBadInput,
                "compile request: quantize.per_channel must be true or false");
     r.per_channel = q["per_channel"].get<bool>();
   }
-  if (q.contains("keep_io_types")) {
-    KILN_CHECK(q["keep_io_types"].is_boolean(), ErrorKind::kBadInput,
-               "compile request: quantize.keep_io_types must be true or false");
-    r.keep_io_types = q["keep_io_types"].get<bool>();
+  for (auto [name, flag] : {std::pair{"keep_io_types", &r.keep_io_types},
+                             std::pair{"bf16_whole_graph", &r.bf16_whole_graph}}) {
+    if (!q.contains(name)) continue;
+    KILN_CHECK(q[name].is_boolean(), ErrorKind::kBadInput,
+               "compile request: quantize.{} must be true or false", name);
+    *flag = q[name].get<bool>();
   }
+  KILN_CHECK(!r.bf16_whole_graph || r.mode == "bf16", ErrorKind::kBadInput,
+             "compile request: quantize.bf16_whole_graph needs mode bf16");
   if (q.contains("percentile")) {
     const json& p = q["percentile"];
     KILN_CHECK(p.is_number() && p.get<double>() > 0 && p.get<double>() <= 100, ErrorKind::kBadInput,
@@ -157,21 +158,7 @@ json quantize_request_json(const QuantizeRequest& q) {
   return j;
 }
 
-quant::QuantizeOptions quantize_options(const QuantizeRequest& q) {
-  return {.mode = quant::parse_mode(q.mode),
-          .format = quant::parse_format(q.format),
-          .per_channel = !q.per_channel ? quant::PerChannel::kDefault
-                         : *q.per_channel ? quant::PerChannel::kOn
-                                          : quant::PerChannel::kOff,
-          .activation_type = quant::parse_quant_type("quantize.activation_type", q.activation_type),
-          .weight_type = quant::parse_quant_type("quantize.weight_type", q.weight_type),
-          .method = quant::parse_method(q.method),
-          .percentile = q.percentile,
-          .include_ops = q.include_ops,
-          .exclude_ops = q.exclude_ops,
-          .exclude_nodes = q.exclude_nodes,
-          .keep_io_types = q.keep_io_types};
-}
+quant::QuantizeOptions quantize_options(const QuantizeRequest& q) { return quant::quantize_options(q, "quantize.", '_'); }
 
 std::vector<std::string> calibration_tensors(const QuantizeRequest& q) {
   std::vector<std::string> out;

@@ -21,13 +21,9 @@
 
 namespace kiln::serve {
 
-struct QuantizeRequest {
-  std::string mode = "dynamic", format = "qdq", activation_type = "uint8", weight_type = "int8";
-  std::string method = "minmax";
-  std::optional<bool> per_channel;  // none: kiln quantize's default (per channel for Conv)
-  double percentile = 99.99;
-  std::vector<std::string> include_ops, exclude_ops, exclude_nodes, dims;
-  bool keep_io_types = true;
+// kiln quantize's words (quant/options.h), and what a job adds: where its sets come from.
+struct QuantizeRequest : quant::QuantizeWords {
+  std::vector<std::string> dims;
   int calibrate_random = 0;
   std::vector<std::vector<std::string>> calibrate;  // sets of tensor sha256s, in input order
   int eval_random = 2;

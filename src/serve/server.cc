@@ -75,7 +75,8 @@ class Service {
                     .request_time_limit_s = opts.request_time_limit_s,
                     .open_inference = opts.open_inference,
                     .splits = opts.splits,
-                    .max_infer_bytes = uint64_t(opts.max_infer_mb) << 20},
+                    .max_infer_bytes = uint64_t(opts.max_infer_mb) << 20,
+                    .max_loaded_models = opts.max_loaded_models},
                    metrics_,
                    [this](const httplib::Request& req, TokenScope need) { authorize(req, need); }) {}
 

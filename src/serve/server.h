@@ -26,6 +26,7 @@ struct ServeOptions {
   bool open_inference = false;    // /v2 metadata, ready and infer need no token
   std::vector<TrafficSplit> splits;  // --split: A/B shares between a model's aliases
   int max_infer_mb = 256;         // an infer request's body
+  int max_loaded_models = 0;      // versions loaded at once, the least recently used unloaded past it (0: no limit)
   WorkerOptions worker;           // name is made per worker thread
 };
 

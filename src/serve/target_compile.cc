@@ -9,8 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "artifact/compile.h"
@@ -19,6 +17,7 @@
 #include "serve/compile_request.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "support/read_file.h"
 
 namespace kiln::serve {
 
@@ -27,13 +26,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return {};
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string last_line(const std::string& text) {
   std::string t = text;
@@ -49,7 +41,7 @@ int compile_target_in_dir(const fs::path& dir) {
   json result;
   int code = 0;
   try {
-    const json req = json::parse(slurp(dir / "request.json"), nullptr, false);
+    const json req = json::parse(read_child_output(dir / "request.json"), nullptr, false);
     KILN_CHECK(req.is_object() && req.contains("options") && req.contains("target"), ErrorKind::kBadInput,
                "--compile-target '{}': no request.json of a compile job there", dir.string());
     const CompileRequest r = parse_compile_request(req["options"]);
@@ -59,7 +51,7 @@ int compile_target_in_dir(const fs::path& dir) {
       KILN_CHECK(missing_on_host(find_target(target)).empty(), ErrorKind::kBadInput,
                  "target {} does not run here: nothing to measure", target);
       if (std::string p = apply_isa_cap(find_target(target)); !p.empty()) notes.push_back(p);
-      const json m = artifact::measure_artifact(slurp(req["measure"].get<std::string>()), slurp(model),
+      const json m = artifact::measure_artifact(read_file(req["measure"].get<std::string>()), read_file(model),
                                                 fs::path(model).parent_path(), compile_options(r, target, model), notes);
       write_file_atomically(dir / "result.json", json{{"measured", m}, {"notes", notes}}.dump());
       return 0;
@@ -126,7 +118,12 @@ ChildExit run_child(const fs::path& exe, const std::vector<std::string>& args, c
   return out;
 }
 
-std::string last_log_line(const fs::path& log) { return last_line(slurp(log)); }
+std::string last_log_line(const fs::path& log) { return last_line(read_child_output(log)); }
+
+std::string read_child_output(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) ? read_file(p) : std::string();
+}
 
 MeasureOutcome measure_in_child(const fs::path& kiln_exe, const fs::path& dir, const json& options, const std::string& target,
                                 const fs::path& model, const fs::path& artifact, int timeout_s,
@@ -137,9 +134,9 @@ MeasureOutcome measure_in_child(const fs::path& kiln_exe, const fs::path& dir, c
                         json{{"target", target}, {"model", fs::absolute(model).string()},
                              {"measure", fs::absolute(artifact).string()}, {"options", options}}.dump());
   const ChildExit e = run_child(kiln_exe, {"worker", "--compile-target", dir.string()}, dir / "log.txt", timeout_s, abandon);
-  const json r = json::parse(slurp(dir / "result.json"), nullptr, false);
+  const json r = json::parse(read_child_output(dir / "result.json"), nullptr, false);
   if (e.timed_out || e.abandoned || e.signal || !r.is_object())
-    out.error = "the measurement did not finish: " + last_line(slurp(dir / "log.txt"));
+    out.error = "the measurement did not finish: " + last_line(read_child_output(dir / "log.txt"));
   else if (r.contains("error"))
     out.error = r["error"].get<std::string>();
   else
@@ -159,21 +156,21 @@ ChildOutcome compile_in_child(const fs::path& kiln_exe, const fs::path& dir, int
     out.error = "the compile was stopped: this worker lost the job's lease";
     return out;
   }
-  out.result = json::parse(slurp(dir / "result.json"), nullptr, false);
+  out.result = json::parse(read_child_output(dir / "result.json"), nullptr, false);
   if (e.signal) {
     out.error = "the compile process died on signal " + std::to_string(e.signal) + " (" + strsignal(e.signal) + ")";
     return out;
   }
   if (out.result.is_discarded() || !out.result.is_object()) {
     out.error = "the compile process exited " + std::to_string(e.code) + " without a result: " +
-                last_line(slurp(dir / "log.txt"));
+                last_line(read_child_output(dir / "log.txt"));
     return out;
   }
   if (out.result.contains("error")) {
     out.error = out.result["error"].get<std::string>();
     return out;
   }
-  out.artifact = slurp(dir / "artifact.kiln");
+  out.artifact = read_child_output(dir / "artifact.kiln");
   out.ok = !out.artifact.empty();
   if (!out.ok) out.error = "the compile process wrote no artifact";
   return out;

@@ -40,6 +40,9 @@ ChildExit run_child(const std::filesystem::path& exe, const std::vector<std::str
                     const std::filesystem::path& log, int timeout_s, const std::atomic<bool>* abandon);
 // The last line of a child's log (300 characters at most), for its one-line error.
 std::string last_log_line(const std::filesystem::path& log);
+// A file a child process writes (its result, log or report): its bytes, or empty when the child
+// did not write it (it died first).
+std::string read_child_output(const std::filesystem::path& p);
 
 struct ChildOutcome {
   bool ok = false;           // result.json and artifact.kiln are there

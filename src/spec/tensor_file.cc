@@ -1,10 +1,8 @@
 #include "spec/tensor_file.h"
 
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +10,7 @@
 #include "support/error.h"
 #include "support/limits.h"
 #include "support/mapped_file.h"
+#include "support/read_file.h"
 
 namespace kiln {
 
@@ -298,14 +297,6 @@ std::string tensor_message(const Tensor& t, const std::string* name) {
   return out;
 }
 
-std::string read_whole_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  KILN_CHECK(in.good(), ErrorKind::kBadInput, "cannot open '{}'", path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 template <typename F>
 void parse_or_fail(const std::string& what, const char* message, F&& parse) {
   try {
@@ -353,7 +344,7 @@ RtValue parse_value(std::string bytes, TypeInfo::Kind kind, const std::string& w
 }
 
 RtValue read_value_file(const std::filesystem::path& path, TypeInfo::Kind kind, std::string* name) {
-  return value_from_bytes(read_whole_file(path), kind, path.string(), path.filename().string(), name);
+  return value_from_bytes(read_file(path), kind, path.string(), path.filename().string(), name);
 }
 
 std::string serialize_value(const RtValue& v, const std::string& name) {

@@ -15,7 +15,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 names=("$@")
 ((${#names[@]})) || names=(resnet50 mobilenet_v2 efficientnet_b0 bert_base lstm gru mlp control_flow
                             densenet121 squeezenet1_1 shufflenet_v2_x1_0
-                            ppocr_det ppocr_rec ppocr_cls silero_vad silero_vad_legacy)
+                            ppocr_det ppocr_rec ppocr_cls silero_vad silero_vad_legacy
+                            speech_lstm_gru unet_small)
 
 source "$root/tests/lib/missing.sh"
 "$root/tools/ort/install.sh" || missing "ONNX Runtime (onnxruntime-node from npm) cannot be installed"

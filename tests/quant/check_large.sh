@@ -5,7 +5,8 @@
 # (kiln and ONNX Runtime running the quantized file), the file sizes, and the p50 latencies of
 # kiln (`kiln bench`) and ONNX Runtime (tools/ort/bench.js) on the float and quantized files.
 #
-#   tests/quant/check_large.sh KILN WORKDIR [THREADS [names...]]   (names: resnet50 bert_base)
+#   tests/quant/check_large.sh KILN WORKDIR [THREADS [names...]]
+#       (names: resnet50 bert_base, and their bf16 forms resnet50_bf16 bert_base_bf16)
 #
 # Calibration and evaluation sets come from one distribution (make_sets.py: normal(0, 1) floats,
 # seeds 0.. for calibration, 1000.. held out for evaluation); random inputs say little about the
@@ -22,7 +23,7 @@ here=$root/tests/quant
 py=/usr/bin/python3
 source "$root/tests/lib/missing.sh"
 "$root/tools/ort/install.sh" || missing "ONNX Runtime (onnxruntime-node from npm) cannot be installed"
-"$root/scripts/get-models.sh" "$work/models" "${names[@]}"
+"$root/scripts/get-models.sh" "$work/models" "${names[@]%_bf16}"
 cd "$work"
 status=0
 iters=${ITERATIONS:-10}
@@ -44,7 +45,7 @@ measure() {
   kq=$("$kiln" bench "$quantized" --inputs "$set" --threads "$threads" --iterations "$iters" --warmup 2 --json 2>/dev/null | p50)
   of=$(node "$root/tools/ort/bench.js" "$model" --inputs "$set" --threads "$threads" --iterations "$iters" --warmup 2 --json | p50)
   oq=$(node "$root/tools/ort/bench.js" "$quantized" --inputs "$set" --threads "$threads" --iterations "$iters" --warmup 2 --json | p50)
-  printf '%-10s %12s %12s %12s %12s %10s %10s\n' "" "kiln fp32" "kiln int8" "ORT fp32" "ORT int8" "MB fp32" "MB int8"
+  printf '%-10s %12s %12s %12s %12s %10s %10s\n' "" "kiln fp32" "kiln quant" "ORT fp32" "ORT quant" "MB fp32" "MB quant"
   printf '%-10s %12s %12s %12s %12s %10.1f %10.1f\n' "$name" "$kf" "$kq" "$of" "$oq" \
     "$(($(stat -c %s "$model")))e-6" "$(($(stat -c %s "$quantized")))e-6"
 }
@@ -62,6 +63,21 @@ bert_base() {
   "$kiln" quantize models/bert_base.onnx -o bert_base_int8.onnx --mode dynamic --eval sets/bert_base \
     --threads "$threads" --latency-runs 2 --report bert_base_int8.json
   measure bert_base models/bert_base.onnx bert_base_int8.onnx sets/bert_base/test_data_set_0
+}
+
+# bf16 weights (--mode bf16's default form) of the same models: names resnet50_bf16, bert_base_bf16.
+resnet50_bf16() {
+  $py "$here/make_sets.py" models/resnet50.onnx sets/resnet50 2 --seed 1000
+  "$kiln" quantize models/resnet50.onnx -o resnet50_bf16.onnx --mode bf16 --eval sets/resnet50 \
+    --threads "$threads" --report resnet50_bf16.json
+  measure resnet50_bf16 models/resnet50.onnx resnet50_bf16.onnx sets/resnet50/test_data_set_0
+}
+
+bert_base_bf16() {
+  $py "$here/make_sets.py" models/bert_base.onnx sets/bert_base 2 --seed 1000 --dim batch=1 --dim seq=128
+  "$kiln" quantize models/bert_base.onnx -o bert_base_bf16.onnx --mode bf16 --eval sets/bert_base \
+    --threads "$threads" --latency-runs 2 --report bert_base_bf16.json
+  measure bert_base_bf16 models/bert_base.onnx bert_base_bf16.onnx sets/bert_base/test_data_set_0
 }
 
 for name in "${names[@]}"; do

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # kiln quantize on small torch-exported models (an MLP, SqueezeNet 1.1; dynamic with MatMulInteger and
-# with ConvInteger, static QDQ and QOperator, fp16, mixed precision): each quantized file runs
+# with ConvInteger, static QDQ and QOperator, fp16, bf16 weights, mixed precision): each quantized file runs
 # in ONNX Runtime and in kiln, the two agree within the quantization's tolerance, and both agree
-# with the float model (cosine >= 0.99; fp16 >= 0.999) on held-out input sets. Then the bad inputs:
+# with the float model (cosine >= 0.99; fp16, bf16 >= 0.999) on held-out input sets. Then the bad inputs:
 # exit code 2, one line on stderr, no output file.
 #
 #   tests/quant/quantize_vs_ort.sh KILN WORKDIR
@@ -67,6 +67,23 @@ check_case squeezenet_static_qdq squeezenet1_1 0.99 --mode static
 check_case squeezenet_static_qoperator squeezenet1_1 0.99 --mode static --format qoperator
 check_case squeezenet_dynamic_conv squeezenet1_1 0.99 --mode dynamic --include-ops Conv
 check_case squeezenet_fp16 squeezenet1_1 0.999 --mode fp16
+check_case squeezenet_bf16 squeezenet1_1 0.999 --mode bf16
+# bf16's default form: every conv's weight a bfloat16 initializer read through Cast(to float),
+# no op computing in bf16 (ONNX Runtime's CPU provider has no bf16 kernels but Cast).
+$py - squeezenet_bf16.onnx <<'PY' || status=1
+import sys, onnx
+from onnx import TensorProto
+m = onnx.load(sys.argv[1])
+init = {i.name: i.data_type for i in m.graph.initializer}
+producer = {o: n for n in m.graph.node for o in n.output}
+convs = [n for n in m.graph.node if n.op_type == "Conv"]
+through_cast = [n for n in convs if n.input[1] in producer and producer[n.input[1]].op_type == "Cast"
+                and init.get(producer[n.input[1]].input[0]) == TensorProto.BFLOAT16]
+types = {vi.type.tensor_type.elem_type for vi in list(m.graph.value_info) + list(m.graph.output)}
+print(f"squeezenet bf16: {len(through_cast)} of {len(convs)} convs read bf16 weights through a Cast; "
+      f"value types {sorted(types)}")
+sys.exit(0 if convs and len(through_cast) == len(convs) and TensorProto.BFLOAT16 not in types else 1)
+PY
 # Mixed precision: a budget below the all-int8 loss keeps the most damaging convs float.
 check_case squeezenet_mixed squeezenet1_1 0.99 --mode static --max-loss 0.00003
 $py - squeezenet_mixed.json <<'PY' || status=1

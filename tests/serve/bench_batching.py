@@ -10,19 +10,21 @@ load.
         [--max-batch 16] [--batch-delay-us 2000] [--threads N]
 """
 import argparse
+import contextlib
 import http.client
 import json
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, "..", "..", "bench")]
+from percentiles import percentiles  # noqa: E402
+from serve_client import ServeTest  # noqa: E402
 
 
 def drive(port, token, body, header_len, clients, seconds):
@@ -60,7 +62,7 @@ def drive(port, token, body, header_len, clients, seconds):
     for t in threads:
         t.join()
     wall = time.time() - t0
-    return len(latencies) / wall, sorted(latencies), errors
+    return len(latencies) / wall, latencies, errors
 
 
 def main():
@@ -74,25 +76,18 @@ def main():
     ap.add_argument("--batch-delay-us", type=int, default=2000)
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
-    servers, ports, tokens = {}, {}, {}
-    try:
+    ports, tokens, clients = {}, {}, {}
+    with contextlib.ExitStack() as servers:  # both up at once, each a ServeTest of its own folder
         for mode in ("unbatched", "batched"):
-            data = os.path.join(a.work, mode)
-            tok = lambda scope: subprocess.run([a.kiln, "token", "create", "--data", data, "--scope", scope],
-                                               check=True, capture_output=True, text=True).stdout.strip()
-            write, tokens[mode] = tok("write"), tok("read")
-            port = free_port()
+            st = ServeTest(f"bench_batching {mode}", a.kiln, os.path.join(a.work, mode))
+            write, tokens[mode] = st.token("write"), st.token("read")
             flags = ["--max-batch", str(a.max_batch), "--batch-delay-us", str(a.batch_delay_us)] if mode == "batched" else []
-            log = os.path.join(a.work, mode + ".log")
-            servers[mode] = start_server(a.kiln, ["--data", data, "--listen", f"127.0.0.1:{port}", "--workers", "0", *flags], log)
-            c = Client(f"http://127.0.0.1:{port}")
-            c.wait_up(log)
-            status, body = c.call("POST", "/v1/models/m", open(a.model, "rb").read(), write)
+            clients[mode] = servers.enter_context(st.serve(["--workers", "0", *flags]))
+            status, body = clients[mode].call("POST", "/v1/models/m", open(a.model, "rb").read(), write)
             if status not in (200, 201):
                 sys.exit(f"upload: {status} {body}")
-            ports[mode] = port
-        c = Client(f"http://127.0.0.1:{ports['unbatched']}")
-        status, meta = c.call("GET", "/v2/models/m", tok=tokens["unbatched"])
+            ports[mode] = st.port
+        status, meta = clients["unbatched"].call("GET", "/v2/models/m", tok=tokens["unbatched"])
         if status != 200:
             sys.exit(f"metadata: {status} {meta}")
         inputs = []
@@ -117,14 +112,10 @@ def main():
                     print(f"{mode}: {len(errors)} errors, e.g. {errors[:3]}")
                 results[mode].append((rps, lat))
         # The batch sizes the batched server ran (its /metrics).
-        status, text, _ = Client(f"http://127.0.0.1:{ports['batched']}").call("GET", "/metrics", raw=True)
+        status, text, _ = clients["batched"].call("GET", "/metrics", raw=True)
         sums = {l.split("{")[0]: float(l.split()[-1]) for l in text.decode().splitlines()
                 if l.startswith("kiln_inference_batch_size_sum") or l.startswith("kiln_inference_batch_size_count")}
         mean_batch = sums.get("kiln_inference_batch_size_sum", 0) / max(1, sums.get("kiln_inference_batch_size_count", 0))
-    finally:
-        for s in servers.values():
-            s.terminate()
-            s.wait(timeout=60)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     load = open("/proc/loadavg").read().split()[:3]
     print(f"CPU: {cpu}, {os.cpu_count()} CPUs; load average {' '.join(load)}")
@@ -132,10 +123,10 @@ def main():
     summary = {}
     for mode, runs in results.items():
         rps = sum(r for r, _ in runs) / len(runs)
-        lat = sorted(x for _, l in runs for x in l)
-        p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3 if lat else float("nan")
+        lat = [x for _, l in runs for x in l]
+        p50, p99 = (x * 1e3 for x in percentiles(lat, 0.5, 0.99))
         summary[mode] = rps
-        print(f"{mode:>9}: {rps:7.2f} requests/s  p50 {p(0.5):7.1f} ms  p99 {p(0.99):7.1f} ms  ({len(lat)} requests)")
+        print(f"{mode:>9}: {rps:7.2f} requests/s  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  ({len(lat)} requests)")
     print(f"batched server: {mean_batch:.1f} requests per run on average (warm-up included)")
     if summary.get("unbatched"):
         print(f"batched / unbatched: {summary['batched'] / summary['unbatched']:.2f}x")

@@ -1,10 +1,11 @@
 """What the kiln serve tests share: a free loopback port, a JSON client with a Bearer token, a
 server started and waited for, a job polled until it is done, and ServeTest: a test's folder,
-tokens, server and verdict."""
+tokens, server, workers and verdict."""
 import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -84,17 +85,58 @@ class ServeTest:
         return t.verdict()                            # FAIL lines, the log's tail, the exit code
     """
 
-    def __init__(self, name, kiln, work):
+    def __init__(self, name, kiln, work, db=None):
+        """`db`: a PostgreSQL URL for the registry, tokens and job queue (kiln serve --db); the
+        content store stays in WORK/data."""
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        self.name, self.kiln, self.work = name, kiln, work
+        self.name, self.kiln, self.work, self.db = name, kiln, work, db
         self.data = os.path.join(work, "data")
         self.log = os.path.join(work, "serve.log")
         self.failures = []
         self.port = self.server = None
+        self.workers = []
 
     def token(self, scope):
+        if self.db:
+            return subprocess.run([self.kiln, "token", "create", "--db", self.db, "--scope", scope],
+                                  check=True, capture_output=True, text=True).stdout.strip()
         return create_token(self.kiln, self.data, scope)
+
+    def worker(self, label, args=(), env=None):
+        """`kiln worker` on the test's store (--db, --data) with ARGS, its output in
+        WORK/worker-LABEL.log: (process, log path). Stopped (continued first, if stopped) when the
+        server's `serve` block ends, or by `stop_workers`."""
+        log = os.path.join(self.work, f"worker-{label}.log")
+        store = ["--db", self.db] if self.db else []
+        p = subprocess.Popen([self.kiln, "worker", *store, "--data", self.data, *args], env=env,
+                             stdout=open(log, "w"), stderr=subprocess.STDOUT)
+        self.workers.append(p)
+        return p, log
+
+    def stop_workers(self):
+        for p in self.workers:
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+                p.terminate()
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.workers = []
+
+    def kiln_run(self, path, x, label, input_name="input"):
+        """`kiln run PATH` (a model or an artifact) on the array x as its one input: the first output
+        as an array (input and outputs under WORK/run-LABEL)."""
+        import onnx  # noqa: E402 (only the tests that run models need onnx)
+        from onnx import numpy_helper
+        inputs, outputs = os.path.join(self.work, f"run-{label}", "in"), os.path.join(self.work, f"run-{label}", "out")
+        os.makedirs(inputs, exist_ok=True)
+        with open(os.path.join(inputs, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, input_name).SerializeToString())
+        subprocess.run([self.kiln, "run", path, "--inputs", inputs, "--outputs", outputs], check=True, capture_output=True)
+        return numpy_helper.to_array(onnx.load_tensor(os.path.join(outputs, "output_0.pb")))
 
     def expect(self, what, got, want):
         if got != want:
@@ -106,13 +148,15 @@ class ServeTest:
         in `log` (default WORK/serve.log)."""
         self.port = free_port()
         log = log or self.log
-        self.server = start_server(self.kiln, ["--data", self.data, "--listen", f"127.0.0.1:{self.port}", *args],
+        store = ["--db", self.db] if self.db else []
+        self.server = start_server(self.kiln, [*store, "--data", self.data, "--listen", f"127.0.0.1:{self.port}", *args],
                                    log, env)
         client = Client(f"http://127.0.0.1:{self.port}")
         try:
             client.wait_up(log)
             yield client
         finally:
+            self.stop_workers()
             self.server.terminate()
             self.server.wait(timeout=60)
 

@@ -10,11 +10,9 @@ the outputs of `kiln run` on the same inputs, and its refusals.
 import hashlib
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
-from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import ServeTest  # noqa: E402
@@ -55,12 +53,7 @@ def main():
         expect("blobs", blobs, [sha])
         # Inference against kiln run on the same input.
         x = np.random.default_rng(7).standard_normal((2, 768)).astype(np.float32)
-        os.makedirs(os.path.join(work, "in"))
-        with open(os.path.join(work, "in", "input_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(x, "input").SerializeToString())
-        subprocess.run([kiln, "run", model, "--inputs", os.path.join(work, "in"), "--outputs",
-                        os.path.join(work, "out")], check=True, capture_output=True)
-        t = numpy_helper.to_array(__import__("onnx").load_tensor(os.path.join(work, "out", "output_0.pb")))
+        t = st.kiln_run(model, x, "onnx")
         req = lambda inputs: json.dumps({"id": "r1", "inputs": inputs}).encode()
         good = [{"name": "input", "shape": [2, 768], "datatype": "FP32", "data": x.ravel().tolist()}]
         status, body = call("POST", "/v2/models/mlp/infer", req(good), read)

@@ -9,12 +9,9 @@ refusals (tokens, bad requests, missing jobs and artifacts).
 """
 import hashlib
 import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import ServeTest  # noqa: E402
@@ -66,16 +63,9 @@ def main():
 
         # Download each artifact and run it with kiln run against the .onnx.
         x = np.random.default_rng(3).standard_normal((2, 768)).astype(np.float32)
-        os.makedirs(os.path.join(work, "in"))
-        with open(os.path.join(work, "in", "input_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(x, "input").SerializeToString())
+        run = lambda path, label: st.kiln_run(path, x, label)
 
-        def run(path, out):
-            subprocess.run([kiln, "run", path, "--inputs", os.path.join(work, "in"), "--outputs", out],
-                           check=True, capture_output=True)
-            return numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
-
-        want = run(model, os.path.join(work, "out-onnx"))
+        want = run(model, "onnx")
         for name, t in per.items():
             if "artifact" not in t:
                 failures.append(f"{name}: no artifact: {t}")
@@ -86,7 +76,7 @@ def main():
             path = os.path.join(work, f"mlp-{name}.kiln")
             open(path, "wb").write(blob)
             if t.get("runs_here"):
-                got = run(path, os.path.join(work, f"out-{name}"))
+                got = run(path, name)
                 if not np.allclose(got, want, rtol=1e-3, atol=1e-4):
                     failures.append(f"kiln run {name}: outputs differ from the .onnx's by {np.abs(got - want).max()}")
         expect("download without a token", c.call("GET", f"/v1/jobs/{queued['job']}/artifacts/x86-64", raw=True)[0], 401)

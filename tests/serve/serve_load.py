@@ -19,7 +19,9 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, "..", "..", "bench")]
+from percentiles import percentiles  # noqa: E402
 from serve_client import ServeTest  # noqa: E402
 
 
@@ -103,10 +105,10 @@ def main():
         before = rss_mb(server.pid)
         wall = run(a.seconds)
         after = rss_mb(server.pid)
-        lat = sorted(latencies)
-        p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3 if lat else float("nan")
+        lat = latencies
+        p50, p99, most = (x * 1e3 for x in percentiles(lat, 0.5, 0.99, 1.0))
         print(f"serve_load: {a.clients} clients, {a.seconds:.0f} s: {len(lat)} requests, {len(lat) / wall:.1f}/s, "
-              f"p50 {p(0.5):.1f} ms, p99 {p(0.99):.1f} ms, max {p(1.0):.1f} ms; "
+              f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {most:.1f} ms; "
               f"server RSS {before:.1f} MB after the warm-up, {after:.1f} MB at the end")
         if errors:
             failures.append(f"{len(errors)} failed requests, e.g. {errors[:3]}")

@@ -27,11 +27,9 @@ import tempfile
 import time
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Client, free_port, start_server  # noqa: E402
+from serve_client import ServeTest, free_port  # noqa: E402
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
@@ -68,23 +66,21 @@ class Postgres:
 
 def main():
     kiln, model, work = sys.argv[1:4]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
     pg = Postgres()
-    data = os.path.join(work, "data")
-    procs, failures = [], []
+    try:
+        return run(kiln, model, work, pg)
+    finally:
+        pg.stop()
 
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, expected {want!r}")
+
+def run(kiln, model, work, pg):
+    st = ServeTest("serve_postgres", kiln, work, db=pg.url)
+    failures, expect = st.failures, st.expect
+    write = st.token("write")
 
     def worker(label, sleep_ms):
         env = dict(os.environ, KILN_TEST_JOB_SLEEP_MS=str(sleep_ms))  # test-only: hold each job after its claim
-        log = os.path.join(work, f"worker-{label}.log")
-        p = subprocess.Popen([kiln, "worker", "--db", pg.url, "--data", data, "--lease", "2"], env=env,
-                             stdout=open(log, "w"), stderr=subprocess.STDOUT)
-        procs.append(p)
-        return p, log
+        return st.worker(label, ["--lease", "2"], env)
 
     def held_by(job, pid, seconds=60):
         end = time.time() + seconds
@@ -95,16 +91,7 @@ def main():
             time.sleep(0.05)
         raise SystemExit(f"FAIL: job {job} was not claimed by worker {pid}: {body}")
 
-    try:
-        token = subprocess.run([kiln, "token", "create", "--db", pg.url, "--scope", "write"], check=True,
-                               capture_output=True, text=True).stdout.strip()
-        write = token
-        port = free_port()
-        c = Client(f"http://127.0.0.1:{port}")
-        log = os.path.join(work, "serve.log")
-        procs.append(start_server(kiln, ["--db", pg.url, "--data", data, "--listen", f"127.0.0.1:{port}",
-                                         "--workers", "0"], log))
-        c.wait_up(log)
+    with st.serve(["--workers", "0"]) as c:
         expect("upload", c.call("POST", "/v1/models/mlp", open(model, "rb").read(), write)[0], 201)
         compile_request = lambda seed: {"targets": ["x86-64"], "runs": 1, "seed": seed}
 
@@ -125,14 +112,8 @@ def main():
         expect("job 1 artifact", (status, hashlib.sha256(blob).hexdigest()), (200, t["artifact"]["sha256"]))
         art = os.path.join(work, "mlp.kiln")
         open(art, "wb").write(blob)
-        os.makedirs(os.path.join(work, "in"))
         x = np.random.default_rng(5).standard_normal((1, 768)).astype(np.float32)
-        open(os.path.join(work, "in", "input_0.pb"), "wb").write(numpy_helper.from_array(x, "input").SerializeToString())
-        outs = []
-        for path, out in ((model, "out-onnx"), (art, "out-kiln")):
-            subprocess.run([kiln, "run", path, "--inputs", os.path.join(work, "in"), "--outputs",
-                            os.path.join(work, out)], check=True, capture_output=True)
-            outs.append(numpy_helper.to_array(onnx.load_tensor(os.path.join(work, out, "output_0.pb"))))
+        outs = [st.kiln_run(model, x, "onnx"), st.kiln_run(art, x, "kiln")]
         if not np.allclose(outs[0], outs[1], rtol=1e-3, atol=1e-4):
             failures.append("kiln run of the artifact: outputs differ from the .onnx's")
 
@@ -176,20 +157,7 @@ def main():
                ['kiln_compile_jobs{state="succeeded"} 8'])
         expect("metrics: queue depth", [l for l in lines if l.startswith("kiln_compile_queue_depth")],
                ["kiln_compile_queue_depth 0"])
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGCONT)
-                p.terminate()
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-        pg.stop()
-    for f in failures:
-        print("FAIL", f)
-    print(f"serve_postgres: {'passed' if not failures else f'{len(failures)} failures'}")
-    return 1 if failures else 0
+    return st.verdict()
 
 
 if __name__ == "__main__":

@@ -11,15 +11,18 @@ the job's targets with its message; bad values are 400s with one line.
 """
 import hashlib
 import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import ServeTest  # noqa: E402
+
+
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        return next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
 
 
 def main():
@@ -35,14 +38,7 @@ def main():
         return c.wait_job(queued["job"], read)
 
     x = np.random.default_rng(5).standard_normal((2, 768)).astype(np.float32)
-    os.makedirs(os.path.join(work, "in"))
-    with open(os.path.join(work, "in", "input_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x, "input").SerializeToString())
-
-    def run(path, out):
-        subprocess.run([kiln, "run", path, "--inputs", os.path.join(work, "in"), "--outputs", out],
-                       check=True, capture_output=True)
-        return numpy_helper.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
+    run = lambda path, label: st.kiln_run(path, x, label)
 
     with st.serve(["--workers", "1"]) as c:
         expect("upload", c.call("POST", "/v1/models/mlp", open(model, "rb").read(), write)[0], 201)
@@ -102,10 +98,26 @@ def main():
             # The artifact runs and its outputs are the quantized model's: near the float ones, not equal.
             status, blob, _ = c.call("GET", f"/v1/jobs/{dyn_job['job']}/artifacts/x86-64", tok=read, raw=True)
             open(os.path.join(work, "dyn.kiln"), "wb").write(blob)
-            got, want = run(os.path.join(work, "dyn.kiln"), os.path.join(work, "out-dyn")), run(model, os.path.join(work, "out-f"))
+            got, want = run(os.path.join(work, "dyn.kiln"), "dyn"), run(model, "f")
             cos = float((got * want).sum() / np.linalg.norm(got) / np.linalg.norm(want))
             if not (cos > 0.99 and np.abs(got - want).max() > 0):
                 failures.append(f"dynamic artifact vs float: cosine {cos}, max abs {np.abs(got - want).max()}")
+
+            # The measured plan is recorded, and steps on the reference kernels are said in the notes
+            # (x86-64 has no VNNI: the int8 MatMulIntegers run there, 25x the fast engine's latency).
+            fplan, qplan = f.get("measured", {}).get("plan", {}), q.get("measured", {}).get("plan", {})
+            expect("float plan: no reference steps", (fplan.get("steps", 0) > 0, "reference" in fplan.get("kernels", {})),
+                   (True, False))
+            slow = qplan.get("kernels", {}).get("reference", 0)
+            noted = any("on the reference kernels" in n for n in q.get("notes", []))
+            expect("dynamic plan recorded, reference steps noted", (qplan.get("steps", 0) > 0, noted), (True, slow > 0))
+            # Where the CPU has VNNI, x86-64-v4 runs the int8 file on oneDNN's int8 matmul, as kiln
+            # bench does: the serve path's measurement is the fast engine's, no step on the reference.
+            if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd", "avx512_vnni"} <= cpu_flags():
+                v4 = compile_job({"targets": ["x86-64-v4"], "runs": 3, "quantize": {"mode": "dynamic"}})
+                kernels = (v4 or {}).get("targets", [{}])[0].get("measured", {}).get("plan", {}).get("kernels", {})
+                expect("dynamic int8 on x86-64-v4 (VNNI): kernels", ("reference" in kernels,
+                                                                   kernels.get("onednn.quant_matmul")), (False, 2))
 
             again = compile_job(dyn_request)
             if again:

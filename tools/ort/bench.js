@@ -3,14 +3,19 @@
 'use strict';
 
 const { loadOrt, parseArgs, die, createSession } = require('./common.js');
+const fs = require('fs');
+const path = require('path');
 const tp = require('./tensorproto.js');
 
 const USAGE = `usage: node tools/ort/bench.js MODEL --inputs DIR [--threads N] [--iterations N] [--warmup N]
                      [--opt-level disabled|basic|extended|all] [--optimized-out PATH] [--json]
+                     [--profile DIR]
 Times session creation (load_ms) and session.run on DIR/input_N.pb (defaults: ORT's thread count,
 20 iterations, 3 warmup runs, optimization level 'all'). --optimized-out PATH also saves the graph
 as ONNX Runtime optimizes it at level 'basic' (the provider-independent rewrites: constant
-folding, redundant node removal, simple fusions) to PATH; with --iterations 0 it only does that.`;
+folding, redundant node removal, simple fusions) to PATH; with --iterations 0 it only does that.
+--profile DIR runs with ONNX Runtime's profiler (its JSON file lands in DIR) and adds "nodes": per
+node of the graph ORT ran, its op and the median of its kernel times over the timed runs, in ms.`;
 
 function percentile(sorted, p) {
   const k = (sorted.length - 1) * p;
@@ -19,10 +24,34 @@ function percentile(sorted, p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (k - lo);
 }
 
+// Per node, the median kernel time of the last `iterations` runs (the warmup runs come first in
+// the profile): ORT's "Node" events named NODE_kernel_time, durations in microseconds.
+async function nodeTimes(session, dir, iterations) {
+  const before = new Set(fs.readdirSync(dir));
+  await session.endProfiling();
+  const file = fs.readdirSync(dir).find((f) => f.startsWith('ort_profile') && !before.has(f)) ??
+               fs.readdirSync(dir).filter((f) => f.startsWith('ort_profile')).sort().pop();
+  if (!file) die(`--profile: ONNX Runtime wrote no profile into ${dir}`);
+  const events = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  const byNode = new Map();
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    if (!byNode.has(name)) byNode.set(name, { op: e.args && e.args.op_name, durs: [] });
+    byNode.get(name).durs.push(e.dur);
+  }
+  const nodes = {};
+  for (const [name, { op, durs }] of byNode) {
+    const sorted = durs.slice(-iterations).sort((a, b) => a - b);
+    nodes[name] = { op, ms: percentile(sorted, 0.5) / 1e3 };
+  }
+  return nodes;
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2), {
     inputs: 'str', threads: 'int', iterations: 'int', warmup: 'int', json: 'flag',
-    'optimized-out': 'str', 'opt-level': 'str',
+    'optimized-out': 'str', 'opt-level': 'str', profile: 'str',
   }, USAGE);
   if (args.positional.length !== 1) die(USAGE);
   const o = args.options;
@@ -43,7 +72,9 @@ async function main() {
   if (!o.inputs) die(`--inputs DIR is needed to time runs\n${USAGE}`);
 
   const t_load = process.hrtime.bigint();
-  const session = await createSession(ort, model, { threads: o.threads, optLevel: o['opt-level'] });
+  const profilePrefix = o.profile ? path.join(o.profile, 'ort_profile') : undefined;
+  const session = await createSession(ort, model, { threads: o.threads, optLevel: o['opt-level'],
+                                                    profilePrefix });
   const load_ms = Number(process.hrtime.bigint() - t_load) / 1e6;
   const feeds = tp.readInputs(ort, session, o.inputs);
   for (let i = 0; i < warmup; i++) await session.run(feeds);
@@ -67,6 +98,7 @@ async function main() {
     max_ms: sorted[sorted.length - 1],
   };
   if (o['optimized-out']) result.optimized_out = o['optimized-out'];
+  if (profilePrefix) result.nodes = await nodeTimes(session, o.profile, iterations);
   if (o.json) {
     console.log(JSON.stringify(result));
   } else {

@@ -51,7 +51,7 @@ function die(message) {
   process.exit(2);
 }
 
-async function createSession(ort, model, { threads, optLevel, optimizedOut } = {}) {
+async function createSession(ort, model, { threads, optLevel, optimizedOut, profilePrefix } = {}) {
   const options = {
     executionProviders: ['cpu'],
     executionMode: 'sequential',
@@ -61,6 +61,10 @@ async function createSession(ort, model, { threads, optLevel, optimizedOut } = {
   if (threads) options.intraOpNumThreads = threads;
   if (optLevel) options.graphOptimizationLevel = optLevel;
   if (optimizedOut) options.optimizedModelFilePath = optimizedOut;
+  if (profilePrefix) {
+    options.enableProfiling = true;
+    options.profileFilePrefix = profilePrefix;
+  }
   return ort.InferenceSession.create(model, options);
 }
 

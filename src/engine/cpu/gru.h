@@ -1,7 +1,8 @@
 // ONNX's GRU on float data through oneDNN's sgemm: the input projection of every time step in
 // one product, then per step the recurrent product and the gates (z, r, h; sigmoid, sigmoid,
 // tanh), in both forms of linear_before_reset (torch exports 1: one recurrent product of all three
-// gates per step; 0: the z and r rows first, then the candidate's on r * H). The reference kernel
+// gates per step; 0: the z and r rows first, then the candidate's on r * H), the gates through the
+// active ISA's gru_reset and gru_cell (kernels.h). The reference kernel
 // computes in double and copies the weights into doubles on every call.
 #pragma once
 

@@ -431,6 +431,7 @@ void scale_runs_kernel(const float* x, const float* s, const int32_t* index, flo
 
 // ---------------------------------------------------------------------------------------------
 #include "engine/cpu/kernels_impl_blocks.h"  // depthwise conv rows, rows x matrix, transposes
+#include "engine/cpu/kernels_impl_recurrent.h"  // LSTM and GRU gates
 
 }  // namespace
 
@@ -453,6 +454,9 @@ const IsaKernels& isa_kernels() {
       .depthwise_row = depthwise_row_kernel,
       .block_affine = block_affine_kernel,
       .transpose_4b = transpose_4b_kernel,
+      .lstm_cell = lstm_cell_kernel,
+      .gru_cell = gru_cell_kernel,
+      .gru_reset = gru_reset_kernel,
   };
   return table;
 }

@@ -127,6 +127,8 @@ inline void rows_panel(const float* x, int64_t rows, int64_t depth, const float*
                        const float* bias, float* y, int64_t ldy, int lanes) {
   int64_t r = 0;
   for (; r + 4 <= rows; r += 4) rows_block<4, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+  // (Two rows together: each weight register serves both, and twice the independent chains.)
+  for (; r + 2 <= rows; r += 2) rows_block<2, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
   for (; r < rows; ++r) rows_block<1, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
 }
 

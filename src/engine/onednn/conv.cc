@@ -83,17 +83,18 @@ std::optional<InputScale> input_scale(const Node& n, const GraphFacts& f, const 
   return std::nullopt;
 }
 
-// Whether v's readers are all float convs onednn.conv takes (in bf16 they read it in bf16), so v
-// may be made in bf16: not a graph output, read by nothing else (a reference kernel or kiln's own
-// would read the bytes as float), and channels-last with more than one channel and pixel, a
-// layout the slot keeps (a plain bf16 one would be taken for float).
-bool read_by_bf16_convs(const Value* v, const GraphFacts& f) {
+// Whether v's readers are all float convs onednn.conv takes in bf16 (asked for the model, or
+// their weights stored bf16), so v may be made in bf16: not a graph output, read by nothing else
+// (a reference kernel or kiln's own would read the bytes as float), and channels-last with more
+// than one channel and pixel, a layout the slot keeps (a plain bf16 one would be taken for float).
+bool read_by_bf16_convs(const Value* v, const GraphFacts& f, const EngineOptions& opts) {
   const auto* d = f.dims(v);
   if (f.is_graph_output(v) || !d || d->size() != 4 || (*d)[1] < 2 || (*d)[2] * (*d)[3] < 2) return false;
   const auto& readers = f.consumers(v);
   if (readers.empty()) return false;
   for (const Node* r : readers)
-    if (!is_op(r, "Conv") || r->inputs[0] != v || !conv_geometry(*r, f) || input_scale(*r, f, *conv_geometry(*r, f)))
+    if (!is_op(r, "Conv") || r->inputs[0] != v || !conv_geometry(*r, f) ||
+        input_scale(*r, f, *conv_geometry(*r, f)) || !(opts.bf16 || stored_bf16(r->inputs[1], f)))
       return false;
   return true;
 }
@@ -219,7 +220,7 @@ bool build_conv(Group& g, Lowering& lw) {
   const auto scale = g.prologue.empty() ? std::nullopt : input_scale(n, f, geo);
   const Value* x = scale ? scale->x : n.inputs[0];
   // bf16: the input reordered to bf16, the weights packed in bf16, the result float
-  const bool bf16 = !scale && use_bf16(lw.options());
+  const bool bf16 = !scale && use_bf16(lw.options(), n.inputs[1], f);
   const dt in_dt = bf16 ? dt::bf16 : dt::f32;
   // and the result in bf16 too when only bf16 convs read it (they would reorder it to bf16)
   const Tensor* own_bias = n.has_input(2) ? f.constant(n.inputs[2]) : nullptr;
@@ -257,7 +258,7 @@ bool build_conv(Group& g, Lowering& lw) {
     // Candidates, best first; the first an optimized implementation takes wins.
     std::vector<std::tuple<dnnl::algorithm, dnnl::memory::desc, dnnl::memory::desc>> tries;
     if (bf16 && rank == 4) {  // channels-last, as AMX's brgemm convs read it
-      const bool bf16_out = units == g.epilogue.size() && read_by_bf16_convs(g.output(), f) && !fu.post.sum;
+      const bool bf16_out = units == g.epilogue.size() && read_by_bf16_convs(g.output(), f, lw.options()) && !fu.post.sum;
       tries.emplace_back(dnnl::algorithm::convolution_direct, dnnl::memory::desc(geo.src, in_dt, tag::nhwc),
                          dnnl::memory::desc(geo.dst, bf16_out ? dt::bf16 : dt::f32, tag::nhwc));
     }

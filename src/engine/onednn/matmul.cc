@@ -289,7 +289,7 @@ bool build_product(Group& g, Lowering& lw) {
   const int threads = threads_for_work(flops);
   ThreadScope scope(threads);
   // bf16 (constant weights): A reordered to bf16, the weights packed in bf16, the result float
-  const bool bf16 = p.weights_mode && use_bf16(lw.options());
+  const bool bf16 = p.weights_mode && use_bf16(lw.options(), p.b.value, f);
   const dt in_dt = bf16 ? dt::bf16 : dt::f32;
   const Made made = fuse_longest(g, 0, [&](size_t units) {
     const bool unit_bias = bias_unit && units > 0;

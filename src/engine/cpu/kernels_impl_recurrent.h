@@ -1,0 +1,63 @@
+// The gates of one step of LSTM and GRU cells (lstm.h, gru.h), a register of hidden units at a
+// time: included by kernels_impl.h inside its ISA namespace (no include guard, once per ISA).
+// The products with W and R come from sgemm; what is left per step is elementwise, and with
+// scalar exp and tanh it cost more than the products (a 256-unit LSTM spent about twice as long
+// in its gates as in its recurrent product).
+
+// Lanes [k, k + lanes) of p + k.
+inline Vec load_lanes(const float* p, int64_t k, int lanes) {
+  return lanes == W ? Vec::load(p + k) : Vec::load(p + k, lanes);
+}
+
+inline void store_lanes(Vec v, float* p, int64_t k, int lanes) {
+  if (lanes == W)
+    v.store(p + k);
+  else
+    v.store(p + k, lanes);
+}
+
+// Calls f(k, lanes) over [0, n) a register at a time, the last one partial.
+template <class F>
+inline void for_lanes(int64_t n, F f) {
+  int64_t k = 0;
+  for (; k + W <= n; k += W) f(k, W);
+  if (k < n) f(k, static_cast<int>(n - k));
+}
+
+void lstm_cell_kernel(const float* gx, const float* gh, const float* peep, float* c, float* h,
+                      int64_t n) {
+  for_lanes(n, [&](int64_t k, int lanes) {
+    auto gate = [&](int g) { return load_lanes(gx + g * n, k, lanes) + load_lanes(gh + g * n, k, lanes); };
+    const Vec c0 = load_lanes(c, k, lanes);
+    Vec i = gate(0), o = gate(1), f = gate(2);
+    if (peep) {
+      i = fma(load_lanes(peep, k, lanes), c0, i);
+      f = fma(load_lanes(peep + 2 * n, k, lanes), c0, f);
+    }
+    const Vec c1 = fma(sigmoid(f), c0, sigmoid(i) * tanh(gate(3)));
+    if (peep) o = fma(load_lanes(peep + n, k, lanes), c1, o);
+    store_lanes(c1, c, k, lanes);
+    store_lanes(sigmoid(o) * tanh(c1), h, k, lanes);
+  });
+}
+
+void gru_cell_kernel(const float* gx, const float* gh, const float* rbh, float* h, int64_t n) {
+  for_lanes(n, [&](int64_t k, int lanes) {
+    const Vec z = sigmoid(load_lanes(gx, k, lanes) + load_lanes(gh, k, lanes));
+    Vec a = load_lanes(gh + 2 * n, k, lanes);
+    if (rbh) {  // linear_before_reset: the reset gate scales h Rh^T + Rbh
+      const Vec r = sigmoid(load_lanes(gx + n, k, lanes) + load_lanes(gh + n, k, lanes));
+      a = r * (a + load_lanes(rbh, k, lanes));
+    }
+    const Vec cand = tanh(load_lanes(gx + 2 * n, k, lanes) + a);
+    const Vec h0 = load_lanes(h, k, lanes);
+    store_lanes(fma(z, h0 - cand, cand), h, k, lanes);  // (1 - z) cand + z h
+  });
+}
+
+void gru_reset_kernel(const float* gx, const float* gh, const float* h, float* rh, int64_t n) {
+  for_lanes(n, [&](int64_t k, int lanes) {
+    const Vec r = sigmoid(load_lanes(gx, k, lanes) + load_lanes(gh, k, lanes));
+    store_lanes(r * load_lanes(h, k, lanes), rh, k, lanes);
+  });
+}
