@@ -1,7 +1,8 @@
 # Cross-building kiln's runtime for aarch64 Linux (docs/artifact.md, "aarch64"): Debian's cross
 # compiler (g++-aarch64-linux-gnu, with its own glibc and libstdc++ under /usr/aarch64-linux-gnu)
 # and a sysroot of Debian's arm64 libraries (scripts/make-arm64-sysroot.sh) for oneDNN, fmt,
-# protobuf, onnx and GTest. Tests of that build run under qemu-aarch64 over the sysroot.
+# nlohmann-json and GTest (the runtime links no protobuf and no libonnx). Tests of that build run
+# under qemu-aarch64 over the sysroot.
 #
 #   cmake -S . -B build-aarch64/build -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-toolchain.cmake
 #         [-DKILN_ARM64_SYSROOT=DIR]    (default build-aarch64/sysroot; `make aarch64` does this)
@@ -20,7 +21,7 @@ set(KILN_ARM64_SYSROOT ${KILN_ARM64_SYSROOT} CACHE PATH "Debian arm64 sysroot (s
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES KILN_ARM64_SYSROOT)
 
 # Libraries, headers and CMake configs from the sysroot (and the cross toolchain's own prefix);
-# programs (protoc, python3) from the host.
+# programs (python3, qemu) from the host.
 set(CMAKE_FIND_ROOT_PATH ${KILN_ARM64_SYSROOT} /usr/aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)

@@ -1,22 +1,7 @@
-# The runtime alone (KILN_RUNTIME_ONLY, included by CMakeLists.txt after the layers up to the
-# engine and the artifact format): what loads and runs a compiled artifact, and the tests of kiln's
-# own CPU kernels. The aarch64 cross build (`make aarch64`, cmake/aarch64-toolchain.cmake) is this.
+# The runtime alone (KILN_RUNTIME_ONLY, included by CMakeLists.txt after the runtime's layers and
+# kiln-run): the tests of kiln's own CPU kernels. The aarch64 cross build (`make aarch64`,
+# cmake/aarch64-toolchain.cmake) is this: no protobuf, no libonnx, no optimizer is found or built.
 #
-# The loader's part of src/artifact (opening, compatibility, pre-packed weights) over the target
-# table (kiln_target); the rest of that layer (compile, placement on the backends, measure, the
-# cache) needs the profiler and the backends and stays out.
-add_library(kiln_artifact_loader STATIC
-    ${CMAKE_SOURCE_DIR}/src/artifact/artifact.cc
-    ${CMAKE_SOURCE_DIR}/src/artifact/compatibility.cc
-    ${CMAKE_SOURCE_DIR}/src/artifact/packed_weights.cc)
-target_include_directories(kiln_artifact_loader PUBLIC ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(kiln_artifact_loader PUBLIC kiln_artifact_format kiln_target kiln_engine)
-
-# kiln-run ARTIFACT --inputs DIR --outputs DIR: `kiln run` on an artifact, the same files.
-add_executable(kiln-run ${CMAKE_SOURCE_DIR}/src/kiln_run/main.cc ${CMAKE_SOURCE_DIR}/src/cli/test_data.cc)
-target_link_libraries(kiln-run PRIVATE kiln_artifact_loader)
-set_target_properties(kiln-run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
-
 # The CPU kernels' tests (src/engine/cpu/*_test.cc: ulp bounds of the math functions, the
 # elementwise, softmax, normalization, reduce, resize, ... kernels against the reference ones), on
 # every ISA this CPU has: scalar and NEON on aarch64. When cross-built, ctest runs them through

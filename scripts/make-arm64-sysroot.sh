@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A sysroot of Debian bookworm's arm64 packages for kiln's aarch64 runtime (docs/artifact.md,
-# "aarch64"): the libraries it links (oneDNN, fmt, protobuf, onnx, libgomp, libstdc++, glibc) and
-# their headers, unpacked with dpkg-deb from Debian's own archive. The cross compiler
-# (g++-aarch64-linux-gnu) links against it and qemu-aarch64 -L runs binaries over it.
+# "aarch64"): the libraries it links (oneDNN, fmt, libgomp, libstdc++, glibc; no protobuf and no
+# libonnx, which the runtime does not link: docs/artifact.md "What it links") and their headers,
+# unpacked with dpkg-deb from Debian's own archive. The cross compiler (g++-aarch64-linux-gnu)
+# links against it and qemu-aarch64 -L runs binaries over it.
 #
 #   scripts/make-arm64-sysroot.sh [DIR]      (default build-aarch64/sysroot)
 #
@@ -18,11 +19,10 @@ mkdir -p "$sysroot"
 sysroot=$(cd "$sysroot" && pwd)
 apt_dir=$(dirname "$sysroot")/apt
 
-# What the runtime links and what the cross build finds through CMake (dnnl's, ONNX's and fmt's
-# configs, FindProtobuf, GTest for the kernel tests); apt adds what these depend on (glibc,
-# libstdc++, zlib, ...). nlohmann-json3-dev is architecture-independent headers.
-packages=(libdnnl-dev libfmt-dev nlohmann-json3-dev libprotobuf-dev libonnx-dev libgtest-dev
-          libstdc++6 libgomp1 ocl-icd-opencl-dev)
+# What the runtime links and what the cross build finds through CMake (dnnl's and fmt's configs,
+# GTest for the kernel tests); apt adds what these depend on (glibc, libstdc++, ...).
+# nlohmann-json3-dev is architecture-independent headers (the artifact's manifest).
+packages=(libdnnl-dev libfmt-dev nlohmann-json3-dev libgtest-dev libstdc++6 libgomp1 ocl-icd-opencl-dev)
 stamp="bookworm arm64: ${packages[*]}"
 if [[ -f $sysroot/.complete && $(cat "$sysroot/.complete") == "$stamp" ]]; then
   exit 0

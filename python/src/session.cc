@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "errors.h"
+#include "frontend/compile.h"
 #include "ir/walk.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
@@ -118,7 +119,7 @@ Session::Session(const py::object& path_or_bytes, const SessionConfig& cfg)
         save_model(m, cfg.optimized_path);
         opts.optimize_level = 0;
       }
-      model_ = std::make_unique<engine::CompiledModel>(std::move(m), opts);
+      model_ = frontend::compile_model(std::move(m), opts);
     });
   }
   const int64_t t2 = steady_now_ns();
@@ -292,7 +293,7 @@ engine::CompiledModel& Session::override_model() {
           v->data = Tensor();
         }
       std::erase_if(g.initializers, [](const Value* v) { return v->is_graph_input; });
-      override_model_ = std::make_unique<engine::CompiledModel>(std::move(m), opts_);
+      override_model_ = frontend::compile_model(std::move(m), opts_);
     });
     override_ready_ = true;
   }

@@ -1,7 +1,7 @@
 // The artifact end to end on small models built in code: compiled, read back (weights viewed,
 // pre-packed weights taken, declared shapes planned), run with the original's outputs; refused
 // with one line when this CPU (capped) or this kiln cannot run it; --strict-shapes; the cache.
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 
 #include <gtest/gtest.h>
 

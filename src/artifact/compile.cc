@@ -5,12 +5,12 @@
 #include <filesystem>
 #include <map>
 
-#include "artifact/artifact.h"
-#include "artifact/compatibility.h"
 #include "artifact/format/format.h"
 #include "artifact/format/graph_codec.h"
+#include "artifact/load/artifact.h"
+#include "artifact/load/compatibility.h"
+#include "artifact/load/packed_weights.h"
 #include "artifact/measure.h"
-#include "artifact/packed_weights.h"
 #include "artifact/placement.h"
 #include "engine/compiled_model.h"
 #include "engine/qdq_pattern.h"

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "artifact/artifact.h"
 #include "artifact/compile.h"
+#include "artifact/load/artifact.h"
 #include "backend/backend_test_util.h"
 #include "backend/registry.h"
 #include "onnx/export.h"

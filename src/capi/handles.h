@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 #include "engine/compiled_model.h"
 #include "engine/engine_options.h"
 #include "kiln/kiln.h"

@@ -13,6 +13,7 @@
 #include "capi/handles.h"
 #include "capi/model_format.h"
 #include "capi/status.h"
+#include "frontend/compile.h"
 #include "onnx/import.h"
 #include "support/error.h"
 
@@ -69,7 +70,7 @@ kiln_session* make_session(kiln::Model model, const kiln_options* options) {
   const kiln_options opts = options ? *options : kiln_options{};
   fix_dims(model, opts);
   auto session = std::make_unique<kiln_session>();
-  session->onnx_model = std::make_unique<kiln::engine::CompiledModel>(std::move(model), opts.engine);
+  session->onnx_model = kiln::frontend::compile_model(std::move(model), opts.engine);
   session->model = session->onnx_model.get();
   return describe(std::move(session));
 }

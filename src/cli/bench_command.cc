@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 #include "backend/engine_placement.h"
 #include "cli/commands.h"
-#include "cli/model_opener.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
+#include "cli/model_opener.h"
 #include "engine/runner.h"
 #include "profile/bench_report.h"
 #include "support/error.h"

@@ -6,18 +6,18 @@
 #include <iostream>
 #include <map>
 
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "engine/kernel_table.h"
 #include "ir/walk.h"
 #include "onnx/import.h"
-#include "onnx/type_constraints.h"
 #include "ops/check.h"
 #include "ops/cost.h"
 #include "ops/infer.h"
 #include "ops/op.h"
 #include "runtime/inline_functions.h"
+#include "spec/type_constraints.h"
 #include "support/error.h"
 
 namespace kiln::cli {

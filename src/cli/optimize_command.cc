@@ -9,6 +9,7 @@
 #include "cli/input_options.h"
 #include "cli/json_text.h"
 #include "cli/test_data.h"
+#include "frontend/runners.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "ops/check.h"
@@ -145,8 +146,8 @@ int run_optimize(const OptimizeArgs& a) {
     vopts.inputs.seed = a.seed;
     vopts.inputs.dims = parse_dims(a.dims);
     vopts.tolerance = {a.rtol, a.atol};
-    auto original = Session::load(a.model, {.allow_newer_opset = a.allow_newer_opset});
-    auto optimized = Session::load(a.out, {.allow_newer_opset = a.allow_newer_opset});
+    auto original = frontend::load_session(a.model, {.allow_newer_opset = a.allow_newer_opset});
+    auto optimized = frontend::load_session(a.out, {.allow_newer_opset = a.allow_newer_opset});
     check_dim_names(original->inputs(), vopts.inputs.dims);
     for (const std::string& dir : a.inputs)
       vopts.given.push_back(read_values(dir, "input", original->inputs()));

@@ -5,12 +5,12 @@
 #include <filesystem>
 #include <iostream>
 
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 #include "backend/engine_placement.h"
 #include "cli/commands.h"
-#include "cli/model_opener.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
+#include "cli/model_opener.h"
 #include "ops/check.h"
 #include "ops/infer.h"
 #include "opt/pipeline.h"

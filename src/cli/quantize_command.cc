@@ -12,6 +12,7 @@
 #include "cli/json_text.h"
 #include "cli/test_data.h"
 #include "engine/runner.h"
+#include "frontend/runners.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "profile/optimize_report.h"
@@ -151,7 +152,7 @@ int run_quantize(const QuantizeArgs& a) {
                                     .allow_newer_opset = a.allow_newer_opset};
   const auto open_fast = [eopts](const std::string& path) {
     return std::make_unique<quant::PerShapeRunner>(
-        [path, eopts] { return engine::open_model(path, engine::EngineKind::kFast, eopts); });
+        [path, eopts] { return frontend::open_model(path, engine::EngineKind::kFast, eopts); });
   };
   auto float_runner = open_fast(a.model);
 

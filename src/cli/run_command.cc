@@ -7,7 +7,7 @@
 #include "cli/model_opener.h"
 #include "cli/test_data.h"
 #include "engine/runner.h"
-#include "onnx/tensor_proto.h"
+#include "spec/tensor_file.h"
 #include "support/error.h"
 
 namespace kiln::cli {

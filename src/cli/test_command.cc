@@ -16,10 +16,11 @@
 #include "cli/commands.h"
 #include "cli/test_data.h"
 #include "engine/runner.h"
+#include "frontend/runners.h"
 #include "ir/walk.h"
-#include "onnx/type_constraints.h"
 #include "ops/op.h"
 #include "runtime/compare.h"
+#include "spec/type_constraints.h"
 #include "support/error.h"
 
 namespace kiln::cli {
@@ -56,7 +57,7 @@ bool has_random_ops(const Graph& g) {
 std::string run_case(const fs::path& dir, const Tolerance& tol, engine::EngineKind kind,
                      bool allow_newer_opset, const BackendFlags& backends) {
   try {
-    auto session = engine::open_model(
+    auto session = frontend::open_model(
         dir / "model.onnx", kind,
         {.allow_newer_opset = allow_newer_opset,
          .placement = backend::make_placement(backends.backends, backends.strict, 0)});

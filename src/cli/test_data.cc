@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "onnx/tensor_proto.h"
+#include "spec/tensor_file.h"
 #include "support/error.h"
 
 namespace kiln::cli {

@@ -8,9 +8,7 @@
 #include "engine/placement.h"
 #include "engine/plan.h"
 #include "engine/qdq_pattern.h"
-#include "onnx/import.h"
 #include "ops/infer.h"
-#include "opt/pipeline.h"
 #include "runtime/session.h"
 #include "support/error.h"
 
@@ -33,25 +31,41 @@ void apply_threads(int threads) {
 
 }  // namespace
 
-std::unique_ptr<CompiledModel> CompiledModel::load(const std::filesystem::path& path,
-                                                   const EngineOptions& opts) {
-  return std::make_unique<CompiledModel>(load_model(path), opts);
-}
-
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
     : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
+  KILN_CHECK(opts_.optimize_level == 0, ErrorKind::kInternal,
+             "the engine was asked for -O {}: the optimizer runs above it (frontend::compile_model)",
+             opts_.optimize_level);
   apply_threads(opts_.threads);
   prepare_model(model_, SessionOptions{.allocation_cap = opts_.allocation_cap,
                                        .allow_newer_opset = opts_.allow_newer_opset});
-  if (opts_.optimize_level > 0) {
-    opt::optimize(model_, opt::level_pipeline(opts_.optimize_level));
-    infer_shapes(model_);
-  }
-  // Each reader of a shared DequantizeLinear gets its own, for the int8 kernels to take.
-  if (dedicate_dequantize(*model_.graph) > 0) infer_shapes(model_);
+  dedicate_and_plan();
+}
+
+CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Checked)
+    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
+  apply_threads(opts_.threads);
+  dedicate_and_plan();
+}
+
+CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Prepared,
+                             std::unique_ptr<WeightCache> weights)
+    : model_(std::move(model)), opts_(opts),
+      weights_(weights ? std::move(weights) : std::make_unique<WeightCache>()) {
+  apply_threads(opts_.threads);
+  collect_inputs_outputs();
+}
+
+void CompiledModel::collect_inputs_outputs() {
   for (const Value* v : model_.graph->inputs)
     if (!v->is_constant()) inputs_.push_back(v);
   for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
+}
+
+void CompiledModel::dedicate_and_plan() {
+  // Each reader of a shared DequantizeLinear gets its own, for the int8 kernels to take.
+  if (dedicate_dequantize(*model_.graph) > 0) infer_shapes(model_);
+  collect_inputs_outputs();
   // Every input dim known: the one plan there will ever be is made now.
   Signature sig;
   for (const Value* v : inputs_) {
@@ -61,16 +75,6 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
     sig.push_back(std::move(*dims));
   }
   plan_for(sig);
-}
-
-CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Prepared,
-                             std::unique_ptr<WeightCache> weights)
-    : model_(std::move(model)), opts_(opts),
-      weights_(weights ? std::move(weights) : std::make_unique<WeightCache>()) {
-  apply_threads(opts_.threads);
-  for (const Value* v : model_.graph->inputs)
-    if (!v->is_constant()) inputs_.push_back(v);
-  for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
 }
 
 CompiledModel::~CompiledModel() = default;

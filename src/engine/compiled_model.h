@@ -1,6 +1,8 @@
 // The fast engine's executor. A model is checked, inlined and inferred as the reference Session
 // does (runtime/session.h), then lowered, per set of input shapes, into a plan of oneDNN and CPU
-// kernels (reference kernels for the rest) that runs with its buffers reused by lifetime.
+// kernels (reference kernels for the rest) that runs with its buffers reused by lifetime. The
+// engine runs models as they are given: .onnx files and the optimizer's -O levels are a layer
+// above (frontend/compile.h), so the runtime that loads artifacts links neither.
 //
 // Plans are made at creation when every input dim is known, else on the first run with each new
 // set of input shapes (a symbolic dim is never guessed). One run at a time per CompiledModel.
@@ -35,9 +37,14 @@ struct PlanSummary {
 
 class CompiledModel {
  public:
-  static std::unique_ptr<CompiledModel> load(const std::filesystem::path& path,
-                                             const EngineOptions& opts = {});
+  // Checks, inlines and infers the model (prepare_model), then as Checked below. Fails (kInternal)
+  // when opts.optimize_level is above 0: frontend::compile_model runs the optimizer first.
   explicit CompiledModel(Model model, const EngineOptions& opts = {});
+  // A model prepare_model has already made ready (the optimizer's output, inferred again): its
+  // shared DequantizeLinear nodes are dedicated, and the plan is made now when every input dim
+  // is known. opts' optimize_level is ignored.
+  struct Checked {};
+  CompiledModel(Model model, const EngineOptions& opts, Checked);
   // A model that is already what the constructor above makes of one (checked, inlined, optimized,
   // inferred, DequantizeLinear dedicated: a compiled artifact's graph): none of that is redone,
   // and no plan is made yet. `weights` may come pre-filled (WeightCache::preload). opts'
@@ -73,6 +80,8 @@ class CompiledModel {
  private:
   using Signature = std::vector<std::vector<int64_t>>;
   Plan& plan_for(const Signature& sig);
+  void collect_inputs_outputs();
+  void dedicate_and_plan();
 
   Model model_;
   EngineOptions opts_;

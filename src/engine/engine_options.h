@@ -10,7 +10,8 @@ class PlacementHook;
 
 struct EngineOptions {
   int threads = 0;              // OpenMP threads for kernels (oneDNN shares them); 0: the default
-  int optimize_level = 0;       // the portable optimizer's -O level run first (src/opt); 0: none
+  int optimize_level = 0;       // the portable optimizer's -O level, run first by src/frontend
+                                // (compile_model, make_runner); the engine itself refuses one > 0
   bool winograd = true;         // 3x3 stride-1 convs by Winograd where oneDNN has it (fewer
                                 // multiplications, float32 error a few times larger)
   int64_t allocation_cap = 0;   // bytes for one tensor; 0: the default (support/limits.h)

@@ -3,8 +3,6 @@
 #include <omp.h>
 
 #include "engine/compiled_model.h"
-#include "onnx/import.h"
-#include "opt/pipeline.h"
 #include "runtime/session.h"
 #include "support/error.h"
 
@@ -14,35 +12,34 @@ namespace {
 
 class FastRunner : public ModelRunner {
  public:
-  FastRunner(Model m, const EngineOptions& opts) : cm_(std::move(m), opts) {}
-  const Model& model() const override { return cm_.model(); }
-  const std::vector<const Value*>& inputs() const override { return cm_.inputs(); }
-  const std::vector<const Value*>& outputs() const override { return cm_.outputs(); }
+  explicit FastRunner(std::unique_ptr<CompiledModel> cm) : cm_(std::move(cm)) {}
+  const Model& model() const override { return cm_->model(); }
+  const std::vector<const Value*>& inputs() const override { return cm_->inputs(); }
+  const std::vector<const Value*>& outputs() const override { return cm_->outputs(); }
   std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer) override {
-    return cm_.run(feeds, observer);
+    return cm_->run(feeds, observer);
   }
   std::optional<PlanSummary> summary(const std::vector<RtValue>& feeds) override {
     std::vector<std::vector<int64_t>> dims;
     for (const RtValue& v : feeds) dims.push_back(v.is_tensor() ? v.tensor.dims() : std::vector<int64_t>{});
-    return cm_.summary(dims);
+    return cm_->summary(dims);
   }
 
  private:
-  CompiledModel cm_;
+  std::unique_ptr<CompiledModel> cm_;
 };
 
-// The model after the optimizer's -O level (checked and inferred first, as it needs).
-Model optimized(Model m, const EngineOptions& opts) {
-  if (opts.optimize_level <= 0) return m;
-  prepare_model(m, {.allocation_cap = opts.allocation_cap, .allow_newer_opset = opts.allow_newer_opset});
-  opt::optimize(m, opt::level_pipeline(opts.optimize_level));
+Model unoptimized(Model m, const EngineOptions& opts) {
+  KILN_CHECK(opts.optimize_level == 0, ErrorKind::kInternal,
+             "the reference runner was asked for -O {}: the optimizer runs above the engine "
+             "(frontend::make_runner)", opts.optimize_level);
   return m;
 }
 
 class ReferenceRunner : public ModelRunner {
  public:
   ReferenceRunner(Model m, const EngineOptions& opts)
-      : threads_(opts.threads), session_(optimized(std::move(m), opts),
+      : threads_(opts.threads), session_(unoptimized(std::move(m), opts),
                  {.allocation_cap = opts.allocation_cap, .allow_newer_opset = opts.allow_newer_opset}) {}
   const Model& model() const override { return session_.model(); }
   const std::vector<const Value*>& inputs() const override { return session_.inputs(); }
@@ -67,12 +64,11 @@ EngineKind parse_engine_kind(const std::string& name) {
 
 std::unique_ptr<ModelRunner> make_runner(Model model, EngineKind kind, const EngineOptions& opts) {
   if (kind == EngineKind::kReference) return std::make_unique<ReferenceRunner>(std::move(model), opts);
-  return std::make_unique<FastRunner>(std::move(model), opts);
+  return fast_runner(std::make_unique<CompiledModel>(std::move(model), opts));
 }
 
-std::unique_ptr<ModelRunner> open_model(const std::filesystem::path& path, EngineKind kind,
-                                        const EngineOptions& opts) {
-  return make_runner(load_model(path), kind, opts);
+std::unique_ptr<ModelRunner> fast_runner(std::unique_ptr<CompiledModel> model) {
+  return std::make_unique<FastRunner>(std::move(model));
 }
 
 }  // namespace kiln::engine

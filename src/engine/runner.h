@@ -1,5 +1,6 @@
 // One way to run a model whichever executor runs it: the fast engine (CompiledModel) or the
 // reference Session. The command line and the profiler pick one with `--engine fast|reference`.
+// Opening an .onnx file and the optimizer's -O levels are frontend/runners.h's (above the engine).
 #pragma once
 
 #include <filesystem>
@@ -32,8 +33,10 @@ class ModelRunner {
   virtual std::optional<PlanSummary> summary(const std::vector<RtValue>& feeds) { return std::nullopt; }
 };
 
-std::unique_ptr<ModelRunner> open_model(const std::filesystem::path& path, EngineKind kind,
-                                        const EngineOptions& opts = {});
+// The model as it is (checked, inlined and inferred by the executor); opts.optimize_level must be 0
+// (frontend::make_runner optimizes first). The reference runner sets opts.threads' OpenMP threads.
 std::unique_ptr<ModelRunner> make_runner(Model model, EngineKind kind, const EngineOptions& opts = {});
+// A runner over a model the fast engine has compiled already (frontend::compile_model's).
+std::unique_ptr<ModelRunner> fast_runner(std::unique_ptr<CompiledModel> model);
 
 }  // namespace kiln::engine

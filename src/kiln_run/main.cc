@@ -14,10 +14,10 @@
 #include <string>
 #include <string_view>
 
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 #include "cli/test_data.h"
 #include "engine/threads.h"
-#include "onnx/tensor_proto.h"
+#include "spec/tensor_file.h"
 #include "support/error.h"
 
 namespace {

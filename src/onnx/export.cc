@@ -5,9 +5,9 @@
 #include <set>
 
 #include "ir/walk.h"
-#include "onnx/normalize.h"
 #include "onnx/proto.h"
 #include "onnx/tensor_proto.h"
+#include "spec/normalize.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 

@@ -8,10 +8,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onnx/normalize.h"
 #include "onnx/proto.h"
 #include "onnx/signature_check.h"
 #include "onnx/tensor_proto.h"
+#include "spec/normalize.h"
 #include "support/error.h"
 #include "support/limits.h"
 #include "support/mapped_file.h"

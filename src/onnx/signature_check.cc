@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "ir/walk.h"
-#include "onnx/op_types.h"
+#include "spec/op_types.h"
 #include "support/error.h"
 
 namespace kiln {

@@ -3,8 +3,8 @@
 #include <set>
 
 #include "ir/walk.h"
-#include "onnx/op_types.h"
 #include "ops/op.h"
+#include "spec/op_types.h"
 #include "support/error.h"
 
 namespace kiln {

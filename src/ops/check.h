@@ -10,7 +10,7 @@
 namespace kiln {
 
 struct CheckOptions {
-  // An opset import newer than kiln's newest of that domain (onnx/op_types.h) is refused: its ops
+  // An opset import newer than kiln's newest of that domain (spec/op_types.h) is refused: its ops
   // may mean something else than kiln runs. Allowed, it becomes a warning.
   bool allow_newer_opset = false;
 };

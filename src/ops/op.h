@@ -1,6 +1,6 @@
 // An operator: its schema (inputs, outputs, attributes, opsets), shape inference and reference kernel.
 //
-// Ops are normalized at import (src/onnx/normalize.cc) so one schema describes each op in its newest
+// Ops are normalized at import (src/spec/normalize.cc) so one schema describes each op in its newest
 // form; a kernel that must behave differently for an older opset reads ctx.opset().
 #pragma once
 

@@ -1,5 +1,5 @@
 // Raising the model's ai.onnx opset, so fusions into newer ops (Gelu 20, RMSNormalization 23)
-// can apply. kiln's IR holds each op in its newest form (src/onnx/normalize.cc) and export writes
+// can apply. kiln's IR holds each op in its newest form (src/spec/normalize.cc) and export writes
 // the form of the declared opset, so raising is a change of the declared version, allowed only
 // when no op of the model changes meaning or disappears between the two versions.
 #include "ops/op.h"

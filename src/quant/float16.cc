@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "onnx/op_types.h"
 #include "opt/graph_edit.h"
 #include "quant/rewrite.h"
+#include "spec/op_types.h"
 #include "support/error.h"
 
 namespace kiln::quant {

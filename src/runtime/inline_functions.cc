@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "ir/walk.h"
-#include "onnx/op_types.h"
+#include "spec/op_types.h"
 #include "support/error.h"
 
 namespace kiln {

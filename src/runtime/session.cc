@@ -2,20 +2,14 @@
 
 #include <iostream>
 
-#include "onnx/import.h"
-#include "onnx/type_constraints.h"
 #include "ops/check.h"
 #include "ops/infer.h"
 #include "runtime/inline_functions.h"
 #include "runtime/interpreter.h"
+#include "spec/type_constraints.h"
 #include "support/error.h"
 
 namespace kiln {
-
-std::unique_ptr<Session> Session::load(const std::filesystem::path& path,
-                                       const SessionOptions& opts) {
-  return std::make_unique<Session>(load_model(path), opts);
-}
 
 void prepare_model(Model& model, const SessionOptions& opts) {
   AllocationCapScope cap(opts.allocation_cap);  // inference evaluates constant nodes

@@ -1,8 +1,9 @@
-// The reference runtime: load, check, infer, plan, then run the graph node by node with the
-// reference kernels. The definition every faster path is tested against.
+// The reference runtime: check, infer, plan, then run the graph node by node with the reference
+// kernels. The definition every faster path is tested against. It takes models in kiln's IR;
+// reading an .onnx file is src/onnx's (frontend::load_session opens one), so the runtime links
+// no protobuf.
 #pragma once
 
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,8 +32,6 @@ void check_feeds(const std::vector<const Value*>& inputs, const std::vector<RtVa
 
 class Session {
  public:
-  static std::unique_ptr<Session> load(const std::filesystem::path& path,
-                                       const SessionOptions& opts = {});
   Session(Model model, const SessionOptions& opts = {});
   ~Session();
 

@@ -7,11 +7,11 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "onnx/tensor_proto.h"
 #include "serve/gate.h"
 #include "serve/http_reply.h"
 #include "serve/job_queue.h"
 #include "serve/web_page.h"
+#include "spec/tensor_file.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 

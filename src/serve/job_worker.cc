@@ -7,7 +7,7 @@
 #include <iostream>
 #include <thread>
 
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 #include "serve/compile_request.h"
 #include "serve/model_quantize.h"
 #include "serve/target_compile.h"

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <limits>
 
+#include "frontend/compile.h"
+
 namespace kiln::serve {
 
 ModelRepository::ModelRepository(BatchOptions batching, Metrics* metrics, int max_loaded)
@@ -60,7 +62,7 @@ std::shared_ptr<ModelBatcher> ModelRepository::get(const std::string& name, int6
   {
     std::lock_guard<std::mutex> loading(slot->load);  // one load per version; others wait for it
     if (auto loaded = batcher_of(*slot)) return loaded;
-    auto model = std::make_unique<engine::CompiledModel>(load(), engine::EngineOptions{.optimize_level = 2});
+    auto model = frontend::compile_model(load(), engine::EngineOptions{.optimize_level = 2});
     b = std::make_shared<ModelBatcher>(std::move(model), batching_, metrics_,
                                        Labels{{"model", name}, {"version", std::to_string(version)}});
     std::lock_guard<std::mutex> lock(slot->mu);

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 #include "fuzz_support.h"
 #include "support/error.h"
 

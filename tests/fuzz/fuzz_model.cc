@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "engine/compiled_model.h"
+#include "frontend/compile.h"
 #include "fuzz_support.h"
 #include "ir/tensor.h"
 #include "ir/walk.h"
@@ -122,10 +123,10 @@ void run_both_engines(std::string_view bytes) {
     }
   }
   // A model of its own: preparation mutates it, and the engine prepares (and optimizes) again.
-  engine::CompiledModel compiled(
+  auto compiled = frontend::compile_model(
       load(bytes), {.threads = 1, .optimize_level = 2, .allocation_cap = kAllocationCap});
   Budget budget;
-  compiled.run(feeds, &budget);
+  compiled->run(feeds, &budget);
   note("fast engine ran");
 }
 

@@ -1,4 +1,4 @@
-// Every node of every vendored ONNX backend case has its types judged (src/onnx/type_constraints):
+// Every node of every vendored ONNX backend case has its types judged (src/spec/type_constraints):
 // the op versions libonnx 1.12 does not know come from kiln's table generated from the ONNX spec
 // (tools/gen_op_types.py), so a node is left unjudged only where neither source has its version.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "onnx/import.h"
-#include "onnx/type_constraints.h"
 #include "runtime/session.h"
+#include "spec/type_constraints.h"
 #include "support/error.h"
 
 namespace kiln {

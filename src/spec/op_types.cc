@@ -1,21 +1,19 @@
-#include "onnx/op_types.h"
-
-#include <onnx/defs/schema.h>
+#include "spec/op_types.h"
 
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <span>
 #include <string_view>
 #include <tuple>
 
-#include "onnx/op_types_table.h"
+#include "spec/op_types_table.h"
 
 namespace kiln {
 
 namespace {
 
-// -- kiln's table (versions newer than libonnx knows)
+// -- the rows' text form
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -67,20 +65,29 @@ std::vector<FormalTypes> parse_formals(std::string_view text, const TypeParams& 
 using TableIndex =
     std::map<std::pair<std::string, std::string>, std::map<int, std::unique_ptr<OpTypes>>>;
 
-const TableIndex& table_index() {
-  static const TableIndex index = [] {
-    TableIndex idx;
-    for (const OpTypesRow& row : op_types_table()) {
-      std::unique_ptr<OpTypes>& slot = idx[{row.domain, row.op_type}][row.since];
-      if (row.deprecated) continue;
-      const TypeParams params = parse_type_params(row.type_params);
-      slot = std::make_unique<OpTypes>(OpTypes{.source = "kiln's table",
-                                               .since = row.since,
-                                               .inputs = parse_formals(row.inputs, params),
-                                               .outputs = parse_formals(row.outputs, params)});
-    }
-    return idx;
-  }();
+TableIndex index_rows(std::span<const OpTypesRow> rows, const char* source) {
+  TableIndex idx;
+  for (const OpTypesRow& row : rows) {
+    std::unique_ptr<OpTypes>& slot = idx[{row.domain, row.op_type}][row.since];
+    if (row.deprecated) continue;
+    const TypeParams params = parse_type_params(row.type_params);
+    slot = std::make_unique<OpTypes>(OpTypes{.source = source,
+                                             .since = row.since,
+                                             .inputs = parse_formals(row.inputs, params),
+                                             .outputs = parse_formals(row.outputs, params)});
+  }
+  return idx;
+}
+
+// kiln's table from the spec (the versions after libonnx 1.12, and its errata).
+const TableIndex& spec_index() {
+  static const TableIndex index = index_rows(op_types_table(), "kiln's table");
+  return index;
+}
+
+// libonnx 1.12's registry as rows (op_types_libonnx.cc): the versions it knows.
+const TableIndex& libonnx_index() {
+  static const TableIndex index = index_rows(op_types_libonnx_table(), "libonnx");
   return index;
 }
 
@@ -91,58 +98,14 @@ struct Found {
   const OpTypes* types = nullptr;
 };
 
-Found from_table(const std::string& domain, const std::string& op_type, int opset) {
-  const TableIndex& idx = table_index();
+Found find_in(const TableIndex& idx, const std::string& domain, const std::string& op_type,
+              int opset) {
   const auto op = idx.find({domain, op_type});
   if (op == idx.end()) return {};
   auto v = op->second.upper_bound(opset);
   if (v == op->second.begin()) return {};
   --v;
   return {v->first, v->second.get()};
-}
-
-// -- libonnx's registry (the versions it knows)
-
-using onnx::OpSchema;
-
-std::vector<FormalTypes> formals_of(const OpSchema& s,
-                                    const std::vector<OpSchema::FormalParameter>& formals) {
-  std::vector<FormalTypes> out;
-  for (const auto& f : formals) {
-    FormalTypes ft{.type_str = f.GetTypeStr(),
-                   .types = {},
-                   .variadic = f.GetOption() == OpSchema::Variadic,
-                   .homogeneous = f.GetIsHomogeneous(),
-                   .optional = f.GetOption() == OpSchema::Optional};
-    // The constraint's list keeps the spec's order (f.GetTypes() is a hash set).
-    for (const auto& c : s.typeConstraintParams())
-      if (c.type_param_str == ft.type_str) ft.types = c.allowed_type_strs;
-    if (ft.types.empty()) ft.types = {ft.type_str};  // the formal names one type directly
-    out.push_back(std::move(ft));
-  }
-  return out;
-}
-
-Found from_libonnx(const std::string& domain, const std::string& op_type, int opset) {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  const auto range = ranges.find(domain);
-  if (range == ranges.end()) return {};
-  // An opset newer than libonnx knows has the op's newest version libonnx knows, unless the table
-  // holds a newer one.
-  const OpSchema* s =
-      onnx::OpSchemaRegistry::Schema(op_type, std::min(opset, range->second.second), domain);
-  if (!s) return {};
-  if (s->deprecated()) return {s->SinceVersion(), nullptr};
-  static std::mutex mu;
-  static std::map<const OpSchema*, std::unique_ptr<OpTypes>> converted;
-  const std::lock_guard lock(mu);
-  std::unique_ptr<OpTypes>& slot = converted[s];
-  if (!slot)
-    slot = std::make_unique<OpTypes>(OpTypes{.source = "libonnx",
-                                             .since = s->SinceVersion(),
-                                             .inputs = formals_of(*s, s->inputs()),
-                                             .outputs = formals_of(*s, s->outputs())});
-  return {s->SinceVersion(), slot.get()};
 }
 
 // Whether `opset` of `domain` is one the table's spec describes.
@@ -158,8 +121,8 @@ const OpTypes* find_op_types(const std::string& domain, const std::string& op_ty
   if (!spec_knows(domain, opset)) return nullptr;
   // The newer version of the two sources' wins; on a tie (a version whose types libonnx has
   // wrong, which the table holds too) the table's.
-  const Found table = from_table(domain, op_type, opset);
-  const Found libonnx = from_libonnx(domain, op_type, opset);
+  const Found table = find_in(spec_index(), domain, op_type, opset);
+  const Found libonnx = find_in(libonnx_index(), domain, op_type, opset);
   return table.since >= libonnx.since && table.since > 0 ? table.types : libonnx.types;
 }
 
@@ -170,8 +133,8 @@ int newest_known_opset(const std::string& domain) {
 }
 
 void load_op_types() {
-  table_index();
-  onnx::OpSchemaRegistry::Schema("Relu", 1);
+  spec_index();
+  libonnx_index();
 }
 
 }  // namespace kiln

@@ -1,11 +1,11 @@
-#include "onnx/type_constraints.h"
+#include "spec/type_constraints.h"
 
 #include <gtest/gtest.h>
 
 #include <initializer_list>
 
-#include "onnx/normalize.h"
-#include "onnx/op_types.h"
+#include "spec/normalize.h"
+#include "spec/op_types.h"
 #include "support/error.h"
 
 namespace kiln {

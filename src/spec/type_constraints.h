@@ -21,7 +21,7 @@ namespace kiln {
 // reports and measurements.
 std::vector<std::string> check_type_constraints(const Model& m);
 
-// Loads the op signatures now (libonnx's schema registry takes about 50 ms, once per process), so
+// Indexes the op signatures now (once per process), so
 // that processes forked afterwards (kiln test's per-case children) share them.
 void load_onnx_schemas();
 

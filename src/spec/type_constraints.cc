@@ -1,12 +1,12 @@
-#include "onnx/type_constraints.h"
+#include "spec/type_constraints.h"
 
 #include <algorithm>
 #include <map>
 #include <string>
 
 #include "ir/walk.h"
-#include "onnx/normalize.h"
-#include "onnx/op_types.h"
+#include "spec/normalize.h"
+#include "spec/op_types.h"
 #include "support/error.h"
 
 namespace kiln {

@@ -1,4 +1,4 @@
-#include "artifact/packed_weights.h"
+#include "artifact/load/packed_weights.h"
 
 #include "artifact/format/byte_io.h"
 #include "artifact/format/format.h"

@@ -1,8 +1,8 @@
 // The types an ONNX op version takes and gives (its signature's formal parameters and the types
-// each allows), from one of two sources: libonnx's schema registry for the versions libonnx 1.12
-// knows (ai.onnx up to opset 17, ai.onnx.ml 3, ai.onnx.preview.training 1), and kiln's table
-// generated from the ONNX spec for the newer ones and for the few libonnx has wrong (Erf-13,
-// GridSample-16; op_types_table.h).
+// each allows), from one of two tables (op_types_table.h), neither of which needs libonnx at run
+// time: libonnx 1.12's schema registry as generated rows for the versions it knows (ai.onnx up to
+// opset 17, ai.onnx.ml 3, ai.onnx.preview.training 1), and kiln's table generated from the ONNX
+// spec for the newer ones and for the few libonnx has wrong (Erf-13, GridSample-16).
 #pragma once
 
 #include <string>
@@ -33,8 +33,8 @@ const OpTypes* find_op_types(const std::string& domain, const std::string& op_ty
 // does not know (not ONNX). A model importing a newer one may use ops whose meaning changed.
 int newest_known_opset(const std::string& domain);
 
-// Loads both sources now (libonnx's registry takes about 50 ms), so that processes forked
-// afterwards share them instead of each loading them again.
+// Indexes both tables now, so that processes forked afterwards share them instead of each
+// indexing them again.
 void load_op_types();
 
 }  // namespace kiln

@@ -1,4 +1,4 @@
-#include "artifact/artifact.h"
+#include "artifact/load/artifact.h"
 
 #include <chrono>
 #include <fstream>
@@ -6,7 +6,7 @@
 
 #include "artifact/format/format.h"
 #include "artifact/format/graph_codec.h"
-#include "artifact/packed_weights.h"
+#include "artifact/load/packed_weights.h"
 #include "engine/onednn/weight_cache.h"
 #include "ops/check.h"
 #include "runtime/session.h"

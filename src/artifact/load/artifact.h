@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "artifact/compatibility.h"
 #include "artifact/format/manifest.h"
+#include "artifact/load/compatibility.h"
 #include "engine/compiled_model.h"
 #include "engine/runner.h"
 

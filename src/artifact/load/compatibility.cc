@@ -1,4 +1,4 @@
-#include "artifact/compatibility.h"
+#include "artifact/load/compatibility.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 

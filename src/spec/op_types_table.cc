@@ -9,7 +9,7 @@
 // optional, * variadic of one type, + variadic of several types) and its type parameters
 // ("T: tensor(float) tensor(double); I: tensor(int64)"). Then the newest opset of each domain
 // the spec describes.
-#include "onnx/op_types_table.h"
+#include "spec/op_types_table.h"
 
 namespace kiln {
 

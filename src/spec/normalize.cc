@@ -1,4 +1,4 @@
-#include "onnx/normalize.h"
+#include "spec/normalize.h"
 
 #include <cctype>
 
