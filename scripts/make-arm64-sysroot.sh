@@ -37,7 +37,10 @@ apt_opts=(-o "Dir::State=$apt_dir/state" -o "Dir::State::Lists=$apt_dir/lists"
 echo "make-arm64-sysroot: reading Debian's arm64 package lists (apt, state in $apt_dir)"
 apt-get "${apt_opts[@]}" update >/dev/null
 echo "make-arm64-sysroot: downloading ${packages[*]} and their dependencies (arm64)"
-# With an empty status every dependency is "missing", so this downloads the whole closure.
+# With an empty status every dependency is "missing", so this downloads the whole closure; the
+# debs of an earlier package list go first (unpacked with the rest, they would put back what the
+# list dropped: protobuf and libonnx, into sysroots made before 2026-12-03).
+rm -f "$apt_dir"/cache/archives/*.deb
 apt-get "${apt_opts[@]}" install -y --download-only "${packages[@]}" >/dev/null
 rm -rf "$sysroot.tmp"
 mkdir -p "$sysroot.tmp"
