@@ -42,4 +42,7 @@ check mlp fast 0.10 --dim batch=2048
 # If and Loop run their bodies as depth-1 nodes (on the fast engine too, where the bodies run on
 # the interpreter): each has its subgraph path; depth-0 events still cover each run.
 check control_flow reference 0.05 --dim batch=8192 -- --subgraphs
-check control_flow fast 0.05 --dim batch=8192 -- --subgraphs
+# Its runs are under a millisecond on the fast engine: on the Intel Xeon VM of 2026-12-03, 60-80 us
+# of each fell outside the node events (5-9%; main as it was then failed at 0.05 there, as did each
+# branch of that day), the run's own work around the steps (outputs handed out, feeds taken in).
+check control_flow fast 0.10 --dim batch=8192 -- --subgraphs
