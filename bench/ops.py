@@ -118,7 +118,7 @@ def collect(kiln, models_dir, work, names, ops_filter):
                 elif i in inits:
                     ins.append(("const", inits[i].data_type, list(inits[i].dims)))
                 elif i in types:
-                    ins.append(("fed",) + (types[i][0], types[i][1]))
+                    ins.append(("fed", *types[i]))
                 else:
                     ok = False
             outs = [types.get(o) if o else None for o in node.output]
