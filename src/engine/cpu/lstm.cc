@@ -1,24 +1,11 @@
 #include "engine/cpu/lstm.h"
 
-#include <oneapi/dnnl/dnnl.h>
-
 #include <algorithm>
 
 #include "engine/cpu/kernels.h"
-#include "support/error.h"
+#include "engine/cpu/recurrent_gemm.h"
 
 namespace kiln::engine::cpu {
-
-namespace {
-
-// Row-major C[M, N] = A[M, K] B[N, K]^T.
-void gemm_bt(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  const dnnl_status_t s = dnnl_sgemm('N', 'T', m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
-  KILN_CHECK(s == dnnl_success, ErrorKind::kRuntime, "LSTM: oneDNN sgemm failed ({})",
-             static_cast<int>(s));
-}
-
-}  // namespace
 
 void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x, const float* w,
                     const float* r, const float* bias, const float* peep, float* h, float* c,
@@ -27,7 +14,7 @@ void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x
   const kiln::cpu::IsaKernels& k = kiln::cpu::kernels();
   // x W^T (+ Wb + Rb) for every (step, batch) row, in X's row order.
   std::vector<float> xw(static_cast<size_t>(S * B * G));
-  gemm_bt(S * B, G, d.input, x, w, xw.data());
+  gemm_bt("LSTM", S * B, G, d.input, x, d.input, w, xw.data(), G);
   if (bias) {
     std::vector<float> b(bias, bias + G);
     k.binary_vv(kiln::cpu::BinaryOp::kAdd, b.data(), bias + G, b.data(), G);
@@ -37,7 +24,7 @@ void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x
   std::vector<float> hr(static_cast<size_t>(B * G));
   for (int64_t s = 0; s < S; ++s) {
     const int64_t t = reverse ? S - 1 - s : s;
-    gemm_bt(B, G, H, h, r, hr.data());
+    gemm_bt("LSTM", B, G, H, h, H, r, hr.data(), G);
     for (int64_t b = 0; b < B; ++b) {
       const float* xt = xw.data() + (d.batch_first ? b * S + t : t * B + b) * G;
       float* hb = h + b * H;
