@@ -7,6 +7,7 @@
 
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/elementwise.h"
+#include "engine/cpu/quantize.h"
 #include "engine/cpu/reduce.h"
 
 namespace kiln::cpu {
@@ -78,6 +79,17 @@ struct IsaKernels {
   void (*gru_cell)(const float* gx, const float* gh, const float* rbh, float* h, int64_t n);
   // rh[k] = sigmoid(gx[k] + gh[k]) h[k], k < n: the reset gate applied to the state.
   void (*gru_reset)(const float* gx, const float* gh, const float* h, float* rh, int64_t n);
+
+  // Linear quantization of n elements (quantize.h), bit for bit as the ONNX ops define it:
+  // q = saturate(round_half_even(x / scale) + zero_point), NaN giving the zero point; and
+  // x = (q - zero_point) * scale.
+  void (*quantize)(const float* x, int64_t n, const QuantScale& p, void* q);
+  void (*dequantize)(const void* q, int64_t n, const QuantScale& p, float* x);
+  // y = Quantize(Dequantize(a) + Dequantize(b)), through max(., 0) first when relu (NaN kept).
+  void (*quantized_add)(const void* a, const QuantScale& pa, const void* b, const QuantScale& pb,
+                        bool relu, int64_t n, const QuantScale& py, void* y);
+  // min(0, x...) and max(0, x...) of n floats, NaN skipped.
+  void (*range)(const float* x, int64_t n, float* lo, float* hi);
 };
 
 namespace scalar { const IsaKernels& isa_kernels(); }

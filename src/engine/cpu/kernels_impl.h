@@ -5,7 +5,8 @@
 // once per ISA, and everything here lives in that ISA's namespace.
 //
 // What a Vec provides: kWidth lanes; all(x), zero(), load(p), load(p, n) (lanes [0, n), zeros
-// above), load_or(p, n, fill), store(p), store(p, n); + - * /, fma(a, b, c) = a * b + c, max/min
+// above), load_or(p, n, fill), store(p), store(p, n), load_bytes(p) and store_bytes(p) (kWidth
+// uint8_t or int8_t as floats; a stored lane is an integer in the type's range); + - * /, fma(a, b, c) = a * b + c, max/min
 // with x86 semantics (the second operand when either is NaN), sqrt, abs, neg, copysign; masks from
 // lt, le, is_nan, tested with any/all; select(m, a, b) = m ? a : b;
 // round_nearest, ldexp(p, n) = p * 2^n; sum and max_lanes across lanes; transpose_tile of
@@ -54,6 +55,27 @@ inline void map2(const float* a, const float* b, float* y, int64_t n, F f) {
     const int r = static_cast<int>(n - i);
     f(Vec::load(a + i, r), Vec::load(b + i, r)).store(y + i, r);
   }
+}
+
+// A register at a time over [0, n), the last one partial: for_lanes(n, f) calls f(k, lanes), and
+// load_lanes / store_lanes read and write lanes [k, k + lanes) of p.
+
+inline Vec load_lanes(const float* p, int64_t k, int lanes) {
+  return lanes == W ? Vec::load(p + k) : Vec::load(p + k, lanes);
+}
+
+inline void store_lanes(Vec v, float* p, int64_t k, int lanes) {
+  if (lanes == W)
+    v.store(p + k);
+  else
+    v.store(p + k, lanes);
+}
+
+template <class F>
+inline void for_lanes(int64_t n, F f) {
+  int64_t k = 0;
+  for (; k + W <= n; k += W) f(k, W);
+  if (k < n) f(k, static_cast<int>(n - k));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -432,6 +454,7 @@ void scale_runs_kernel(const float* x, const float* s, const int32_t* index, flo
 // ---------------------------------------------------------------------------------------------
 #include "engine/cpu/kernels_impl_blocks.h"  // depthwise conv rows, rows x matrix, transposes
 #include "engine/cpu/kernels_impl_recurrent.h"  // LSTM and GRU gates
+#include "engine/cpu/kernels_impl_quant.h"  // linear quantization, the quantized residual add
 
 }  // namespace
 
@@ -457,6 +480,10 @@ const IsaKernels& isa_kernels() {
       .lstm_cell = lstm_cell_kernel,
       .gru_cell = gru_cell_kernel,
       .gru_reset = gru_reset_kernel,
+      .quantize = quantize_kernel,
+      .dequantize = dequantize_kernel,
+      .quantized_add = quantized_add_kernel,
+      .range = range_kernel,
   };
   return table;
 }

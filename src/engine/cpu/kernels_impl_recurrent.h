@@ -4,26 +4,6 @@
 // scalar exp and tanh it cost more than the products (a 256-unit LSTM spent about twice as long
 // in its gates as in its recurrent product).
 
-// Lanes [k, k + lanes) of p + k.
-inline Vec load_lanes(const float* p, int64_t k, int lanes) {
-  return lanes == W ? Vec::load(p + k) : Vec::load(p + k, lanes);
-}
-
-inline void store_lanes(Vec v, float* p, int64_t k, int lanes) {
-  if (lanes == W)
-    v.store(p + k);
-  else
-    v.store(p + k, lanes);
-}
-
-// Calls f(k, lanes) over [0, n) a register at a time, the last one partial.
-template <class F>
-inline void for_lanes(int64_t n, F f) {
-  int64_t k = 0;
-  for (; k + W <= n; k += W) f(k, W);
-  if (k < n) f(k, static_cast<int>(n - k));
-}
-
 void lstm_cell_kernel(const float* gx, const float* gh, const float* peep, float* c, float* h,
                       int64_t n) {
   for_lanes(n, [&](int64_t k, int lanes) {

@@ -14,5 +14,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "engine/cpu/kernels.h"

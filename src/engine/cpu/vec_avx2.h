@@ -30,6 +30,22 @@ struct Vec {
   }
   void store(float* p) const { _mm256_storeu_ps(p, v); }
   void store(float* p, int n) const { _mm256_maskstore_ps(p, first(n), v); }
+  // 8 bytes from p as floats.
+  static Vec load_bytes(const uint8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  static Vec load_bytes(const int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  // Each lane, an integer in the byte type's range, into 8 bytes at p.
+  void store_bytes(uint8_t* p) const { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words(), words())); }
+  void store_bytes(int8_t* p) const { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packs_epi16(words(), words())); }
+
+ private:
+  __m128i words() const {  // the lanes as 8 int16
+    const __m256i i = _mm256_cvtps_epi32(v);
+    return _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+  }
 };
 
 inline Vec operator+(Vec a, Vec b) { return _mm256_add_ps(a.v, b.v); }

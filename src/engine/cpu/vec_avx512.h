@@ -27,6 +27,20 @@ struct Vec {
   }
   void store(float* p) const { _mm512_storeu_ps(p, v); }
   void store(float* p, int n) const { _mm512_mask_storeu_ps(p, first(n), v); }
+  // 16 bytes from p as floats.
+  static Vec load_bytes(const uint8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  static Vec load_bytes(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  // Each lane, an integer in the byte type's range, into 16 bytes at p.
+  void store_bytes(uint8_t* p) const {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
+  void store_bytes(int8_t* p) const {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
 };
 
 inline Vec operator+(Vec a, Vec b) { return _mm512_add_ps(a.v, b.v); }

@@ -34,6 +34,28 @@ struct Vec {
     vst1q_f32(lanes, v);
     std::memcpy(p, lanes, static_cast<size_t>(n > 0 ? n : 0) * sizeof(float));
   }
+  // 4 bytes from p as floats.
+  static Vec load_bytes(const uint8_t* p) {
+    uint8_t b[8] = {};
+    std::memcpy(b, p, 4);
+    return vcvtq_f32_u32(vmovl_u16(vget_low_u16(vmovl_u8(vld1_u8(b)))));
+  }
+  static Vec load_bytes(const int8_t* p) {
+    int8_t b[8] = {};
+    std::memcpy(b, p, 4);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vld1_s8(b)))));
+  }
+  // Each lane, an integer in the byte type's range, into 4 bytes at p.
+  void store_bytes(uint8_t* p) const {
+    const int16x4_t w = vqmovn_s32(vcvtnq_s32_f32(v));
+    const uint8x8_t b = vqmovun_s16(vcombine_s16(w, w));
+    std::memcpy(p, &b, 4);
+  }
+  void store_bytes(int8_t* p) const {
+    const int16x4_t w = vqmovn_s32(vcvtnq_s32_f32(v));
+    const int8x8_t b = vqmovn_s16(vcombine_s16(w, w));
+    std::memcpy(p, &b, 4);
+  }
 };
 
 inline Vec operator+(Vec a, Vec b) { return vaddq_f32(a.v, b.v); }

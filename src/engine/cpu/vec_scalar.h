@@ -25,6 +25,11 @@ struct Vec {
   void store(float* p, int n) const {
     if (n > 0) *p = v;
   }
+  // A byte from p as a float, and back (the lane an integer in the byte type's range).
+  static Vec load_bytes(const uint8_t* p) { return static_cast<float>(*p); }
+  static Vec load_bytes(const int8_t* p) { return static_cast<float>(*p); }
+  void store_bytes(uint8_t* p) const { *p = static_cast<uint8_t>(static_cast<int32_t>(v)); }
+  void store_bytes(int8_t* p) const { *p = static_cast<int8_t>(static_cast<int32_t>(v)); }
 };
 
 inline Vec operator+(Vec a, Vec b) { return a.v + b.v; }
