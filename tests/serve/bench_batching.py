@@ -17,7 +17,7 @@ of each batch size, made at load): keep it under a minute to run it under a scri
 shared machine, and repeat it for the spread.
 
     tests/serve/bench_batching.py KILN MODEL.onnx WORKDIR [--clients 16] [--seconds 8] [--rounds 2]
-        [--warmup 3] [--max-batch 16] [--batch-delay-us 2000]
+        [--warmup 3] [--max-batch 16] [--batch-delay-us 2000] [--preferred-batch N ...]
 """
 import argparse
 import collections
@@ -92,6 +92,7 @@ def main():
     ap.add_argument("--warmup", type=float, default=3, help="untimed seconds of each server first (default 3)")
     ap.add_argument("--max-batch", type=int, default=16)
     ap.add_argument("--batch-delay-us", type=int, default=2000)
+    ap.add_argument("--preferred-batch", type=int, action="append", default=[], help="repeatable; default none")
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     env = dict(os.environ)
@@ -102,6 +103,8 @@ def main():
             st = ServeTest(f"bench_batching {mode}", a.kiln, os.path.join(a.work, mode))
             write, tokens[mode] = st.token("write"), st.token("read")
             flags = ["--max-batch", str(a.max_batch), "--batch-delay-us", str(a.batch_delay_us)] if mode == "batched" else []
+            for size in a.preferred_batch if mode == "batched" else []:
+                flags += ["--preferred-batch", str(size)]
             clients[mode] = servers.enter_context(st.serve(["--workers", "0", *flags], env=env))
             status, body = clients[mode].call("POST", "/v1/models/m", open(a.model, "rb").read(), write)
             if status not in (200, 201):
@@ -134,7 +137,8 @@ def main():
     load = open("/proc/loadavg").read().split()[:3]
     print(f"CPU: {cpu}, {os.cpu_count()} CPUs; load average {' '.join(load)}; GOMP_SPINCOUNT {env['GOMP_SPINCOUNT']}")
     print(f"model {os.path.basename(a.model)}, {a.clients} clients, --max-batch {a.max_batch} "
-          f"--batch-delay-us {a.batch_delay_us}, {a.rounds} x {a.seconds:g} s each")
+          f"--batch-delay-us {a.batch_delay_us}{''.join(f' --preferred-batch {p}' for p in a.preferred_batch)}, "
+          f"{a.rounds} x {a.seconds:g} s each")
     summary = {}
     for mode, phases in results.items():
         rps = sum(r for r, _, _ in phases) / len(phases)
@@ -156,7 +160,9 @@ def main():
                   "median): " + ", ".join(f"{size}: {len(v) / size:.0f} ({statistics.median(v):.1f})"
                                          for size, v in sorted(by_size.items())))
     if summary.get("unbatched"):
-        print(f"batched / unbatched: {summary['batched'] / summary['unbatched']:.2f}x")
+        pairs = [b[0] / u[0] for u, b in zip(results["unbatched"], results["batched"]) if u[0]]
+        print(f"batched / unbatched: {summary['batched'] / summary['unbatched']:.2f}x (each round: "
+              + ", ".join(f"{p:.2f}x" for p in pairs) + ")")
 
 
 if __name__ == "__main__":
