@@ -3,10 +3,10 @@
 // run a batch, joins the requests that arrived within the queue delay (and fit: the same dims
 // but the first, and the same datatypes) up to max_batch elements along the first dim, preferring
 // the largest preferred size it can make; runs them as one batch; and splits each output back to
-// its request (string tensors, BYTES, are copied element by element). A model runs batches when every input's and output's first dim is the same
-// symbol (`batch`); any other model runs its requests one by one, in the same queue. A batch that
-// fails (one request's data the engine refuses) is run again one request at a time, so each
-// request gets its own result or error.
+// its request (string tensors, BYTES, copied element by element). A model runs batches when every
+// input's and output's first dim is the same symbol (`batch`); any other model runs its requests
+// one by one, in the same queue. A batch that fails (one request's data the engine refuses) is
+// run again one request at a time, so each request gets its own result or error.
 //
 // Per request the queue time (arrival to the start of its run) and the compute time (its run,
 // shared by the batch) are measured and reported to the metrics with the batch sizes run.
