@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 #include "engine/graph_facts.h"
 #include "engine/lowering.h"
 #include "engine/onednn/weight_cache.h"
@@ -16,7 +18,7 @@ namespace kiln::engine {
 
 namespace {
 
-constexpr size_t kMaxPlans = 16;  // distinct input shapes kept prepared
+constexpr size_t kMaxPlans = 16;  // distinct input shapes kept prepared (the least recently run go)
 
 std::vector<std::vector<int64_t>> signature_of(const std::vector<RtValue>& feeds) {
   std::vector<std::vector<int64_t>> sig;
@@ -87,7 +89,11 @@ void CompiledModel::prepare(const std::vector<std::vector<int64_t>>& input_dims)
 
 Plan& CompiledModel::plan_for(const Signature& sig) {
   auto it = plans_.find(sig);
-  if (it != plans_.end()) return *it->second;
+  if (it != plans_.end()) {
+    auto used = std::find(plan_order_.begin(), plan_order_.end(), sig);
+    std::rotate(used, used + 1, plan_order_.end());
+    return *it->second;
+  }
   if (plans_.size() >= kMaxPlans) {
     plans_.erase(plan_order_.front());
     plan_order_.erase(plan_order_.begin());

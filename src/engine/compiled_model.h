@@ -5,7 +5,8 @@
 // above (frontend/compile.h), so the runtime that loads artifacts links neither.
 //
 // Plans are made at creation when every input dim is known, else on the first run with each new
-// set of input shapes (a symbolic dim is never guessed). One run at a time per CompiledModel.
+// set of input shapes (a symbolic dim is never guessed); 16 are kept, the least recently run
+// dropped past that. One run at a time per CompiledModel.
 #pragma once
 
 #include <filesystem>
@@ -89,7 +90,7 @@ class CompiledModel {
   std::vector<const Value*> outputs_;
   std::unique_ptr<WeightCache> weights_;
   std::map<Signature, std::unique_ptr<Plan>> plans_;
-  std::vector<Signature> plan_order_;  // oldest first, for eviction
+  std::vector<Signature> plan_order_;  // least recently used first, for eviction
   std::mutex mu_;
 };
 

@@ -37,6 +37,11 @@ Tensor concat_rows(const std::vector<const Tensor*>& parts) {
   dims[0] = 0;
   for (const Tensor* p : parts) dims[0] += p->dim(0);
   Tensor out(parts[0]->dtype(), dims);
+  if (out.dtype() == DataType::kString) {  // (BYTES: std::strings, copied one by one)
+    std::string* at = out.strings();
+    for (const Tensor* p : parts) at = std::copy(p->strings(), p->strings() + p->numel(), at);
+    return out;
+  }
   char* at = static_cast<char*>(out.raw());
   for (const Tensor* p : parts) {
     if (p->nbytes()) std::memcpy(at, p->raw(), p->nbytes());
@@ -48,10 +53,13 @@ Tensor concat_rows(const std::vector<const Tensor*>& parts) {
 // Rows [begin, begin + n) of t, copied.
 Tensor slice_rows(const Tensor& t, int64_t begin, int64_t n) {
   std::vector<int64_t> dims = t.dims();
+  const int64_t row_elems = dims[0] ? t.numel() / dims[0] : 0;
   const size_t row = dims[0] ? t.nbytes() / static_cast<size_t>(dims[0]) : 0;
   dims[0] = n;
   Tensor out(t.dtype(), dims);
-  if (out.nbytes()) std::memcpy(out.raw(), static_cast<const char*>(t.raw()) + row * begin, out.nbytes());
+  if (out.dtype() == DataType::kString)
+    std::copy(t.strings() + row_elems * begin, t.strings() + row_elems * (begin + n), out.strings());
+  else if (out.nbytes()) std::memcpy(out.raw(), static_cast<const char*>(t.raw()) + row * begin, out.nbytes());
   return out;
 }
 
@@ -83,7 +91,30 @@ ModelBatcher::ModelBatcher(std::unique_ptr<engine::CompiledModel> model, BatchOp
   for (const Value& v : inputs_) input_ptrs_.push_back(&v);
   for (const Value& v : outputs_) output_ptrs_.push_back(&v);
   std::sort(opts_.preferred.begin(), opts_.preferred.end());
+  if (batches()) prepare_plans();
   thread_ = std::thread([this] { loop(); });
+}
+
+void ModelBatcher::prepare_plans() {
+  for (int size : opts_.preferred) {
+    if (size > opts_.max_batch) continue;
+    std::vector<std::vector<int64_t>> dims;
+    for (const Value& v : inputs_) {
+      std::vector<int64_t> d{size};
+      for (size_t i = 1; i < v.type.shape->size(); ++i) {
+        const Dim& each = (*v.type.shape)[i];
+        if (!each.is_known()) return;  // another symbolic dim: plans are made as its sizes come
+        d.push_back(each.value());
+      }
+      dims.push_back(std::move(d));
+    }
+    try {
+      model_->prepare(dims);
+    } catch (const std::exception&) {
+      // (This size's first batch tries again: its run fails there, and each of its requests
+      // then runs alone and gets its own answer.)
+    }
+  }
 }
 
 ModelBatcher::~ModelBatcher() {

@@ -3,10 +3,10 @@
 // run a batch, joins the requests that arrived within the queue delay (and fit: the same dims
 // but the first, and the same datatypes) up to max_batch elements along the first dim, preferring
 // the largest preferred size it can make; runs them as one batch; and splits each output back to
-// its request. A model runs batches when every input's and output's first dim is the same
-// symbol (`batch`); any other model runs its requests one by one, in the same queue. A batch that
-// fails (one request's data the engine refuses) is run again one request at a time, so each
-// request gets its own result or error.
+// its request (string tensors, BYTES, copied element by element). A model runs batches when every
+// input's and output's first dim is the same symbol (`batch`); any other model runs its requests
+// one by one, in the same queue. A batch that fails (one request's data the engine refuses) is
+// run again one request at a time, so each request gets its own result or error.
 //
 // Per request the queue time (arrival to the start of its run) and the compute time (its run,
 // shared by the batch) are measured and reported to the metrics with the batch sizes run.
@@ -31,9 +31,11 @@
 namespace kiln::serve {
 
 struct BatchOptions {
-  int max_batch = 1;           // elements along the first dim in one run; 1: no batching
-  int64_t delay_us = 0;        // how long the oldest request may wait for others to join it
-  std::vector<int> preferred;  // batch sizes to cut at when there is more than one choice
+  int max_batch = 1;     // elements along the first dim in one run; 1: no batching
+  int64_t delay_us = 0;  // how long the oldest request may wait for others to join it
+  // Batch sizes to cut at when there is more than one choice; the engine's plan for each is made
+  // at load (when the inputs' other dims are known), the other sizes' on their first run.
+  std::vector<int> preferred;
 };
 
 // What one request got: its outputs or the error of its run, and its times.
@@ -65,6 +67,8 @@ class ModelBatcher {
   size_t queued() const;
   // Runs that had more than one request, since the start (tests, docs).
   int64_t batched_runs() const { return batched_runs_; }
+  // The engine's plans made so far, one per batch size run or prepared (tests).
+  int plans() const { return model_->plans(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -75,6 +79,8 @@ class ModelBatcher {
     std::promise<BatchResult> done;
   };
 
+  // Makes the engine's plan for each preferred size now, when every input's other dims are known.
+  void prepare_plans();
   void loop();
   // How many of the queue's first requests join the first one's batch (`rows` their elements):
   // a prefix of fitting requests within max_batch, cut at the largest preferred size it reaches.

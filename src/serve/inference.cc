@@ -20,7 +20,8 @@ const std::map<std::string, DataType>& datatypes() {
       {"BOOL", DataType::kBool},     {"UINT8", DataType::kUInt8},   {"UINT16", DataType::kUInt16},
       {"UINT32", DataType::kUInt32}, {"UINT64", DataType::kUInt64}, {"INT8", DataType::kInt8},
       {"INT16", DataType::kInt16},   {"INT32", DataType::kInt32},   {"INT64", DataType::kInt64},
-      {"FP32", DataType::kFloat},    {"FP64", DataType::kDouble}};
+      {"FP16", DataType::kFloat16},  {"FP32", DataType::kFloat},    {"FP64", DataType::kDouble},
+      {"BYTES", DataType::kString}};
   return m;
 }
 
@@ -80,10 +81,16 @@ void store_integer(T* at, const json& x, const std::string& where, int64_t i) {
 }
 
 // Fills t from a flat JSON array (its length checked already): integers for the integer
-// datatypes (in range), numbers or booleans for BOOL (non-zero is true), numbers for FP32/FP64.
+// datatypes (in range), numbers or booleans for BOOL (non-zero is true), numbers for FP16, FP32
+// and FP64, strings for BYTES.
 void fill_from_json(Tensor& t, const json& data, const std::string& where) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     const json& x = data[static_cast<size_t>(i)];
+    if (t.dtype() == DataType::kString) {
+      if (!x.is_string()) fail(ErrorKind::kBadInput, "{}: data[{}] is not a string (BYTES)", where, i);
+      t.strings()[i] = x.get<std::string>();
+      continue;
+    }
     if (!(x.is_number() || x.is_boolean())) fail(ErrorKind::kBadInput, "{}: data[{}] is not a number", where, i);
     switch (t.dtype()) {
       case DataType::kBool: t.data<uint8_t>()[i] = x.is_boolean() ? x.get<bool>() : x.get<double>() != 0; break;
@@ -102,6 +109,39 @@ void fill_from_json(Tensor& t, const json& data, const std::string& where) {
   }
 }
 
+// BYTES elements in the binary data extension: each a 4-byte little-endian length, then its bytes.
+void read_bytes_elements(Tensor& t, std::string_view data, const std::string& where) {
+  size_t at = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (data.size() - at < 4)
+      fail(ErrorKind::kBadInput, "{}: BYTES element {} has no 4-byte length before the end of its binary data", where, i);
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data() + at);
+    const size_t len = size_t(p[0]) | size_t(p[1]) << 8 | size_t(p[2]) << 16 | size_t(p[3]) << 24;
+    at += 4;
+    if (len > data.size() - at)
+      fail(ErrorKind::kBadInput, "{}: BYTES element {} is {} bytes long, past the end of its binary data ({} left)",
+           where, i, len, data.size() - at);
+    t.strings()[i].assign(data.data() + at, len);
+    at += len;
+  }
+  if (at != data.size())
+    fail(ErrorKind::kBadInput, "{}: binary_data_size {} is not its {} BYTES elements' {} bytes", where, data.size(),
+         t.numel(), at);
+}
+
+void append_bytes_elements(const Tensor& t, std::string* out) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const std::string& e = t.strings()[i];
+    if (e.size() > 0xffffffffu)
+      fail(ErrorKind::kUnsupported, "a BYTES element of {} bytes does not fit the protocol's 4-byte length", e.size());
+    const auto len = static_cast<uint32_t>(e.size());
+    const char b[4] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8 & 0xff),
+                       static_cast<char>(len >> 16 & 0xff), static_cast<char>(len >> 24 & 0xff)};
+    out->append(b, 4);
+    out->append(e);
+  }
+}
+
 // The input's tensor. Its size is checked against the data given (the JSON array's length, or
 // binary_data_size and the bytes left) before anything is allocated, so that a shape claiming
 // more than the request carries is refused without allocating it.
@@ -110,7 +150,7 @@ Tensor tensor_of(const json& in, const Value& v, std::string_view binary, size_t
   if (!in.contains("datatype") || !in["datatype"].is_string()) fail(ErrorKind::kBadInput, "{}: no datatype", where);
   const auto dt = datatypes().find(in["datatype"].get<std::string>());
   if (dt == datatypes().end())
-    fail(ErrorKind::kBadInput, "{}: datatype '{}' is not one kiln serves (BOOL, INT8..64, UINT8..64, FP32, FP64)",
+    fail(ErrorKind::kBadInput, "{}: datatype '{}' is not one kiln serves (BOOL, INT8..64, UINT8..64, FP16, FP32, FP64, BYTES)",
          where, in["datatype"].get<std::string>());
   if (!v.type.is_tensor() || dt->second != v.type.elem)
     fail(ErrorKind::kBadInput, "{}: datatype {}, the model takes {}", where, dt->first, v.type.to_string());
@@ -119,6 +159,7 @@ Tensor tensor_of(const json& in, const Value& v, std::string_view binary, size_t
   const auto bytes = numel ? checked_mul(*numel, static_cast<int64_t>(dtype_size(dt->second))) : std::nullopt;
   if (!bytes) fail(ErrorKind::kBadInput, "{}: shape {} is too large", where, dims_to_string(dims));
   const json& size = parameter(in, "binary_data_size");
+  const bool strings = dt->second == DataType::kString;
   if (size.is_null()) {
     const json& data = in.contains("data") ? in["data"] : json();
     if (!data.is_array() || static_cast<int64_t>(data.size()) != *numel)
@@ -131,14 +172,19 @@ Tensor tensor_of(const json& in, const Value& v, std::string_view binary, size_t
   if (in.contains("data")) fail(ErrorKind::kBadInput, "{}: both \"data\" and binary_data_size", where);
   if (!size.is_number_unsigned()) fail(ErrorKind::kBadInput, "{}: binary_data_size is not a size", where);
   const uint64_t n = size.get<uint64_t>();
-  if (n != static_cast<uint64_t>(*bytes))
+  // BYTES: each element is its length (4 bytes) and its bytes, so n only bounds the count.
+  if (strings && n / 4 < static_cast<uint64_t>(*numel))
+    fail(ErrorKind::kBadInput, "{}: binary_data_size {} cannot hold {} BYTES elements (4 bytes of length each at least)",
+         where, n, *numel);
+  if (!strings && n != static_cast<uint64_t>(*bytes))
     fail(ErrorKind::kBadInput, "{}: binary_data_size {}, shape {} of {} is {} bytes", where, n, dims_to_string(dims),
          dt->first, *bytes);
   if (n > binary.size() - binary_used)
     fail(ErrorKind::kBadInput, "{}: binary_data_size {} is past the end of the body ({} bytes of binary data left)",
          where, n, binary.size() - binary_used);
   Tensor t(dt->second, dims);
-  if (n) std::memcpy(t.raw(), binary.data() + binary_used, n);
+  if (t.dtype() == DataType::kString) read_bytes_elements(t, binary.substr(binary_used, n), where);
+  else if (n) std::memcpy(t.raw(), binary.data() + binary_used, n);
   binary_used += n;
   if (t.dtype() == DataType::kBool)
     for (int64_t i = 0; i < t.numel(); ++i) t.data<uint8_t>()[i] = t.data<uint8_t>()[i] != 0;
@@ -148,7 +194,8 @@ Tensor tensor_of(const json& in, const Value& v, std::string_view binary, size_t
 json data_of(const Tensor& t) {
   json out = json::array();
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (t.dtype() == DataType::kBool) out.push_back(t.data<uint8_t>()[i] != 0);
+    if (t.dtype() == DataType::kString) out.push_back(t.strings()[i]);
+    else if (t.dtype() == DataType::kBool) out.push_back(t.data<uint8_t>()[i] != 0);
     else if (t.dtype() == DataType::kUInt64) out.push_back(t.data<uint64_t>()[i]);
     else if (is_integral(t.dtype())) out.push_back(t.get_i64(i));
     else out.push_back(t.get_f64(i));
@@ -236,8 +283,10 @@ json infer_response(const std::vector<const Value*>& outputs, const std::vector<
     json o = {{"name", name}, {"datatype", datatype_name(t.dtype())}, {"shape", t.dims()}};
     const bool as_binary = request.wanted.empty() ? request.all_binary : request.binary_outputs.contains(name);
     if (as_binary && binary) {
-      o["parameters"] = {{"binary_data_size", t.nbytes()}};
-      binary->append(static_cast<const char*>(t.raw()), t.nbytes());
+      const size_t before = binary->size();
+      if (t.dtype() == DataType::kString) append_bytes_elements(t, binary);
+      else binary->append(static_cast<const char*>(t.raw()), t.nbytes());
+      o["parameters"] = {{"binary_data_size", binary->size() - before}};
     } else {
       o["data"] = data_of(t);
     }

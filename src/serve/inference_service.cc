@@ -28,7 +28,7 @@ json tensor_metadata(const std::vector<const Value*>& values) {
     json shape = json::array();
     if (v->type.shape)
       for (const Dim& d : *v->type.shape) shape.push_back(d.is_known() ? d.value() : -1);
-    std::string datatype = "UNSUPPORTED";  // (a sequence, a string tensor: infer refuses them)
+    std::string datatype = "UNSUPPORTED";  // (a sequence, bfloat16 ...: infer refuses them)
     if (v->type.is_tensor()) {
       try {
         datatype = datatype_name(v->type.elem);

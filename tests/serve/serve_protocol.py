@@ -10,6 +10,9 @@
 - readiness and the repository extension: a version is not ready until its first request or a
   load; POST /v2/repository/models/{name}/load (version_policy latest, all, a list) and /unload,
   their token scopes, an unloaded model's infer refused until it is loaded again;
+- FP16 and BYTES tensors (kiln's float16 and string tensors), as JSON data and as binary data
+  (FP16's 2-byte halves; BYTES elements each a 4-byte little-endian length and its bytes), in and
+  out, every form equal; BYTES elements that overrun their binary_data_size are 400;
 - an alias in place of a version number (/v2/models/mlp/versions/prod/infer);
 - --open-inference: metadata, ready and infer without a token, load/unload and /v1 still need one;
 - --split mlp=prod:1,canary:1: 100 requests by id shared between the two aliases' versions, the
@@ -55,6 +58,99 @@ def split_response(headers, data):
         else:
             outs[o["name"]] = np.array(o["data"], dtype=dtype).reshape(o["shape"])
     return head, outs, at == len(data)
+
+
+def small_model(name, elem, shape, op):
+    """A one-node model y = OP(x) of ELEM tensors of SHAPE ("batch" a symbolic dim), serialized."""
+    from onnx import helper
+    x = helper.make_tensor_value_info("x", elem, shape)
+    y = helper.make_tensor_value_info("y", elem, shape)
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"])], name, [x], [y])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+
+
+def bytes_elements(items):
+    """BYTES elements in the binary data extension: a 4-byte little-endian length, then the bytes."""
+    return b"".join(len(b).to_bytes(4, "little") + b for b in items)
+
+
+def check_fp16_and_bytes(c, port, auth, write, expect, failures):
+    """FP16 through Relu and BYTES through Identity, JSON and binary data, in and out."""
+    expect("upload fp16", c.call("POST", "/v1/models/half", small_model("half", onnx.TensorProto.FLOAT16, ["batch", 4], "Relu"), write)[0], 201)
+    expect("upload bytes", c.call("POST", "/v1/models/text", small_model("text", onnx.TensorProto.STRING, ["batch"], "Identity"), write)[0], 201)
+    status, body = c.call("GET", "/v2/models/text", tok=auth["Authorization"].split()[1])
+    expect("BYTES metadata", (status, body.get("inputs")), (200, [{"name": "x", "datatype": "BYTES", "shape": [-1]}]))
+
+    def infer(model, req, binary=b""):
+        header = json.dumps(req).encode()
+        hdrs = dict(auth, **({"Inference-Header-Content-Length": str(len(header))} if binary or "parameters" in req else {}))
+        status, h, d = post(port, f"/v2/models/{model}/infer", header + binary, hdrs)
+        if status != 200:
+            return status, d, None
+        n = h.get("Inference-Header-Content-Length")
+        return status, json.loads(d[: int(n)] if n else d), d[int(n):] if n else b""
+
+    # FP16: halves exactly representable, so every form is exact.
+    x = np.array([[-1.5, 0.25, 2.0, -0.0], [65504.0, -3.0, 0.5, 1.0]], dtype=np.float16)
+    want = np.maximum(x, 0)
+    as_json = {"name": "x", "shape": [2, 4], "datatype": "FP16", "data": x.ravel().astype(float).tolist()}
+    as_bin = {"name": "x", "shape": [2, 4], "datatype": "FP16", "parameters": {"binary_data_size": x.nbytes}}
+    status, head, _ = infer("half", {"inputs": [as_json]})
+    if status != 200:
+        failures.append(f"FP16 JSON infer: {status} {head[:200]!r}")
+    else:
+        out = head["outputs"][0]
+        expect("FP16 JSON out", (out["datatype"], out["shape"], np.array(out["data"], np.float16).tolist()),
+               ("FP16", [2, 4], want.ravel().tolist()))
+    status, head, rest = infer("half", {"inputs": [as_bin], "parameters": {"binary_data_output": True}}, x.tobytes())
+    if status != 200:
+        failures.append(f"FP16 binary infer: {status} {head[:200]!r}")
+    else:
+        out = head["outputs"][0]
+        expect("FP16 binary out", (out["datatype"], out["parameters"], np.frombuffer(rest, np.float16).tolist()),
+               ("FP16", {"binary_data_size": 16}, want.ravel().tolist()))
+
+    # BYTES: text, an empty element and bytes that are not UTF-8 (binary only: JSON carries text).
+    text = ["kiln", "", "ünïcode", "a longer element of text"]
+    raw = [t.encode() for t in text] + [b"\x00\xff\xfe"]
+    status, head, _ = infer("text", {"inputs": [{"name": "x", "shape": [4], "datatype": "BYTES", "data": text}]})
+    if status != 200:
+        failures.append(f"BYTES JSON infer: {status} {head[:200]!r}")
+    else:
+        out = head["outputs"][0]
+        expect("BYTES JSON out", (out["datatype"], out["shape"], out["data"]), ("BYTES", [4], text))
+    payload = bytes_elements(raw)
+    as_bin = {"name": "x", "shape": [5], "datatype": "BYTES", "parameters": {"binary_data_size": len(payload)}}
+    status, head, rest = infer("text", {"inputs": [as_bin], "parameters": {"binary_data_output": True}}, payload)
+    if status != 200:
+        failures.append(f"BYTES binary infer: {status} {head[:200]!r}")
+    else:
+        out = head["outputs"][0]
+        expect("BYTES binary out", (out["datatype"], out["shape"], out["parameters"], rest),
+               ("BYTES", [5], {"binary_data_size": len(payload)}, payload))
+    status, head, _ = infer("text", {"inputs": [dict(as_bin, shape=[1], parameters={"binary_data_size": 7})]},
+                            bytes_elements([b"kil"]))
+    expect("BYTES binary in, JSON out", (status, head["outputs"][0]["data"] if status == 200 else head), (200, ["kil"]))
+
+    # Malformed BYTES: 400 with a one-line error each.
+    bad = {
+        "a BYTES length past its data": (1, (100).to_bytes(4, "little") + b"abc"),
+        "BYTES data cut inside a length": (2, bytes_elements([b"ab"]) + b"\x01\x00"),
+        "BYTES data longer than its elements": (1, bytes_elements([b"ab"]) + b"zz"),
+        "fewer bytes than 4 per element": (3, b"\0" * 8),
+    }
+    for what, (count, data) in bad.items():
+        req = {"inputs": [{"name": "x", "shape": [count], "datatype": "BYTES", "parameters": {"binary_data_size": len(data)}}]}
+        status, d, _ = infer("text", req, data)
+        err = json.loads(d).get("error", "") if status != 200 and d.startswith(b"{") else ""
+        if status != 400 or not err or "\n" in err:
+            failures.append(f"{what}: {status} {d[:200]!r}, expected 400 with a one-line error")
+    for what, value in {"a number as BYTES": 3, "FP16 data that is text": "x"}.items():
+        model, dt = ("text", "BYTES") if "BYTES" in what else ("half", "FP16")
+        shape = [1] if model == "text" else [1, 4]
+        status, d, _ = infer(model, {"inputs": [{"name": "x", "shape": shape, "datatype": dt,
+                                                 "data": [value] * (1 if model == "text" else 4)}]})
+        expect(what, status, 400)
 
 
 def main():
@@ -145,6 +241,9 @@ def main():
             if status != 400 or not err or "\n" in err:
                 failures.append(f"{what}: {status} {d[:200]!r}, expected 400 with a one-line error")
         expect("still up", c.call("GET", "/v2/health/live")[0], 200)
+
+        check_fp16_and_bytes(c, port, auth, write, expect, failures)
+        expect("still up after FP16 and BYTES", c.call("GET", "/v2/health/live")[0], 200)
 
         # Readiness and the repository extension.
         expect("version 1 ready after its request", c.call("GET", "/v2/models/mlp/versions/1/ready", tok=read)[0], 200)
