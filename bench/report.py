@@ -8,8 +8,8 @@ and of tools/ort/bench.js --json, stderr in the matching .err), kiln_run.err and
 compare.json from bench/compare_outputs.py. Each side's figure is its round with the lowest p50.
 A quantized row (NAME@int8, NAME@int8-dynamic) also gets its p50 over kiln's fp32 p50 of NAME
 when NAME ran too. Peak RSS is each side's peak_rss_mb (getrusage) in its best round; with
---baseline DIR (kiln_0.json and ort_0.json of a one-Identity model), ONNX Runtime's is net of what
-node with onnxruntime-node costs there, and the header names both baselines. Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
+--baseline DIR (kiln_0.json and ort_0.json of a one-Identity model), each side's is net of what its
+process costs there (kiln's binary and thread pool; node with onnxruntime-node), named in the header. Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
 """
 import argparse
 import datetime
@@ -133,6 +133,8 @@ def main():
                    else "-")
         kiln_rss = kiln.get("peak_rss_mb") if kiln else None
         ort_rss = ort.get("peak_rss_mb") if ort else None
+        if kiln_rss is not None:
+            kiln_rss -= base_rss.get("kiln", 0.0)
         if ort_rss is not None:
             ort_rss -= base_rss.get("ort", 0.0)
         rss_ratio = f"{kiln_rss / ort_rss:.2f}" if kiln_rss and ort_rss and ort_rss > 0 else "-"
@@ -150,9 +152,9 @@ def main():
     print(f"kiln vs {ort_version or 'ONNX Runtime'}: batch 1 (BERT: seq 128), {args.threads} threads"
           f"{runs}; {datetime.date.today().isoformat()}, {machine()}.")
     if base_rss:
-        print(f"Peak RSS in MB (getrusage): kiln's whole process; ONNX Runtime's less "
-              f"{fmt_mb(base_rss.get('ort'))} MB, node with onnxruntime-node on a one-Identity model "
-              f"(kiln's own process on that model: {fmt_mb(base_rss.get('kiln'))} MB).")
+        print(f"Peak RSS in MB (getrusage), each side less its process on a one-Identity model: "
+              f"kiln {fmt_mb(base_rss.get('kiln'))} MB, node with onnxruntime-node "
+              f"{fmt_mb(base_rss.get('ort'))} MB.")
     print()
     print("| model | kiln p50 ms | ORT p50 ms | kiln / ORT | int8 / kiln fp32 | kiln session ms | ORT session ms "
           "| kiln RSS MB | ORT RSS MB | kiln / ORT RSS | outputs agree |")

@@ -10,9 +10,9 @@
 # `tools/ort/bench.js --json` on those inputs with the same thread count (--rounds N alternates
 # them N times and keeps each side's best p50), then `kiln run` and `tools/ort/run.js` once each,
 # compared at rtol 1e-3, atol 1e-4 (bench/compare_outputs.py). Prints the table (bench/report.py)
-# and writes it to WORK/results.md: p50s, session creation, and each side's peak RSS (ONNX
-# Runtime's less what node with onnxruntime-node costs on a one-Identity model, measured first). A time measured alone is noise on a shared machine: the ratio
-# of two runs back to back is the figure.
+# and writes it to WORK/results.md: p50s, session creation, and each side's peak RSS, less what
+# its process costs on a one-Identity model (measured first). A time measured alone is noise on a
+# shared machine: the ratio of two runs back to back is the figure.
 #
 # A model written NAME@int8 or NAME@int8-dynamic is NAME quantized by kiln first (`kiln quantize
 # --mode static`, per-channel weights, calibrated on 16 seeded random sets; or `--mode dynamic`),
@@ -114,7 +114,7 @@ print(" ".join({d.dim_param for i in m.graph.input for d in i.type.tensor_type.s
 done
 
 # What each runtime's process costs before any model: kiln and node with onnxruntime-node on a
-# one-Identity model (peak RSS; report.py subtracts node's from ONNX Runtime's figures).
+# one-Identity model (peak RSS; report.py subtracts each from its side's figures).
 baseline=$work/results/_baseline
 rm -rf "$baseline"
 mkdir -p "$baseline/inputs"
