@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Prints bench/run.sh's table (markdown) from its results folder.
 
-Usage: /usr/bin/python3 bench/report.py RESULTS --threads N NAME...
+Usage: /usr/bin/python3 bench/report.py RESULTS --threads N [--baseline DIR] NAME...
 
 RESULTS/NAME/ holds kiln_<round>.json and ort_<round>.json (the JSON line of `kiln bench --json`
 and of tools/ort/bench.js --json, stderr in the matching .err), kiln_run.err and ort_run.err, and
 compare.json from bench/compare_outputs.py. Each side's figure is its round with the lowest p50.
 A quantized row (NAME@int8, NAME@int8-dynamic) also gets its p50 over kiln's fp32 p50 of NAME
-when NAME ran too. Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
+when NAME ran too. Peak RSS is each side's peak_rss_mb (getrusage) in its best round; with
+--baseline DIR (kiln_0.json and ort_0.json of a one-Identity model), each side's is net of what its
+process costs there (kiln's binary and thread pool; node with onnxruntime-node), named in the header. Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
 """
 import argparse
 import datetime
@@ -87,12 +89,28 @@ def fmt_ms(rec, key):
     return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 100 else f"{v:.1f}"
 
 
+def fmt_mb(v):
+    return "-" if v is None else f"{v:.0f}"
+
+
+def baseline_rss(folder):
+    """{side: peak RSS MB of the trivial model} for the sides that ran it."""
+    out = {}
+    for side in ("kiln", "ort"):
+        rec, _ = best_round(folder, side) if folder else (None, None)
+        if rec and "peak_rss_mb" in rec:
+            out[side] = rec["peak_rss_mb"]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("names", nargs="+")
     ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--baseline", help="results of the trivial model (peak RSS of the runtimes alone)")
     args = ap.parse_args()
+    base_rss = baseline_rss(args.baseline)
 
     rows, notes, ok, ort_version, iterations = [], [], True, "", None
     kiln_p50 = {}
@@ -113,8 +131,16 @@ def main():
         base = name.split("@")[0]
         vs_fp32 = (f"{kiln['p50_ms'] / kiln_p50[base]:.2f}" if "@" in name and kiln and kiln_p50.get(base)
                    else "-")
+        kiln_rss = kiln.get("peak_rss_mb") if kiln else None
+        ort_rss = ort.get("peak_rss_mb") if ort else None
+        if kiln_rss is not None:
+            kiln_rss -= base_rss.get("kiln", 0.0)
+        if ort_rss is not None:
+            ort_rss -= base_rss.get("ort", 0.0)
+        rss_ratio = f"{kiln_rss / ort_rss:.2f}" if kiln_rss and ort_rss and ort_rss > 0 else "-"
         rows.append(f"| {name} | {fmt_ms(kiln, 'p50_ms')} | {fmt_ms(ort, 'p50_ms')} | {ratio} | {vs_fp32} | "
-                    f"{fmt_ms(kiln, 'load_ms')} | {fmt_ms(ort, 'load_ms')} | {agree} |")
+                    f"{fmt_ms(kiln, 'load_ms')} | {fmt_ms(ort, 'load_ms')} | {fmt_mb(kiln_rss)} | "
+                    f"{fmt_mb(ort_rss)} | {rss_ratio} | {agree} |")
         for side, err in (("kiln", kiln_err), ("ONNX Runtime", ort_err)):
             if err:
                 notes.append(f"- {name}: {side} failed: {err}")
@@ -125,10 +151,14 @@ def main():
     runs = f", {iterations[0]} runs after {iterations[1]} warmup" if iterations else ""
     print(f"kiln vs {ort_version or 'ONNX Runtime'}: batch 1 (BERT: seq 128), {args.threads} threads"
           f"{runs}; {datetime.date.today().isoformat()}, {machine()}.")
+    if base_rss:
+        print(f"Peak RSS in MB (getrusage), each side less its process on a one-Identity model: "
+              f"kiln {fmt_mb(base_rss.get('kiln'))} MB, node with onnxruntime-node "
+              f"{fmt_mb(base_rss.get('ort'))} MB.")
     print()
     print("| model | kiln p50 ms | ORT p50 ms | kiln / ORT | int8 / kiln fp32 | kiln session ms | ORT session ms "
-          "| outputs agree |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+          "| kiln RSS MB | ORT RSS MB | kiln / ORT RSS | outputs agree |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
         print(r)
     if notes:

@@ -10,8 +10,9 @@
 # `tools/ort/bench.js --json` on those inputs with the same thread count (--rounds N alternates
 # them N times and keeps each side's best p50), then `kiln run` and `tools/ort/run.js` once each,
 # compared at rtol 1e-3, atol 1e-4 (bench/compare_outputs.py). Prints the table (bench/report.py)
-# and writes it to WORK/results.md. A time measured alone is noise on a shared machine: the ratio
-# of two runs back to back is the figure.
+# and writes it to WORK/results.md: p50s, session creation, and each side's peak RSS, less what
+# its process costs on a one-Identity model (measured first). A time measured alone is noise on a
+# shared machine: the ratio of two runs back to back is the figure.
 #
 # A model written NAME@int8 or NAME@int8-dynamic is NAME quantized by kiln first (`kiln quantize
 # --mode static`, per-channel weights, calibrated on 16 seeded random sets; or `--mode dynamic`),
@@ -40,7 +41,7 @@ models_dir=$root/build/models
 ops=0
 
 usage() {
-  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 while (($#)); do
@@ -112,6 +113,24 @@ print(" ".join({d.dim_param for i in m.graph.input for d in i.type.tensor_type.s
     { echo "bench/run.sh: kiln quantize failed on $base:" >&2; tail -3 "$work/quantized/$m.log" >&2; }
 done
 
+# What each runtime's process costs before any model: kiln and node with onnxruntime-node on a
+# one-Identity model (peak RSS; report.py subtracts each from its side's figures).
+baseline=$work/results/_baseline
+rm -rf "$baseline"
+mkdir -p "$baseline/inputs"
+"$py" -c 'import onnx, sys
+from onnx import TensorProto, helper
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "empty", [x], [y])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])' \
+  "$baseline/model.onnx"
+"$py" "$root/tools/models/make_inputs.py" "$baseline/model.onnx" "$baseline/inputs" >/dev/null 2>&1
+"$kiln" bench "$baseline/model.onnx" --inputs "$baseline/inputs" --threads "$threads" --iterations 1 \
+  --warmup 0 --json >"$baseline/kiln_0.json" 2>"$baseline/kiln_0.err" || true
+node "$root/tools/ort/bench.js" "$baseline/model.onnx" --inputs "$baseline/inputs" --threads "$threads" \
+  --iterations 1 --warmup 0 --json >"$baseline/ort_0.json" 2>"$baseline/ort_0.err" || true
+
 # Each side's JSON line goes to NAME/<side>_<round>.json, its stderr beside it; bench/report.py
 # reads them all (the best p50 of the rounds, or the error a side ended with).
 for m in $models; do
@@ -147,7 +166,8 @@ done
 names=()
 for m in $models; do names+=("$(basename "$m" .onnx)"); done
 set +e
-"$py" "$root/bench/report.py" "$work/results" --threads "$threads" "${names[@]}" >"$work/results.md"
+"$py" "$root/bench/report.py" "$work/results" --threads "$threads" --baseline "$baseline" "${names[@]}" \
+  >"$work/results.md"
 status=$?
 if ((ops)); then
   # The float models only (a quantized NAME@... has no file of that name before the run).

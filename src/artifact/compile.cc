@@ -177,7 +177,9 @@ CompileResult compile(const CompileOptions& o) {
       {.backends = o.backends, .strict = o.strict_backends, .compile = r.runs_here, .threads = o.threads});
   r.notes.insert(r.notes.end(), placed.notes.begin(), placed.notes.end());
 
-  engine::CompiledModel cm(std::move(m), {.threads = o.threads, .allow_newer_opset = o.allow_newer_opset},
+  // The plain weights stay: the artifact is written from them after the plans are made.
+  engine::CompiledModel cm(std::move(m), {.threads = o.threads, .allow_newer_opset = o.allow_newer_opset,
+                                          .keep_plain_weights = true},
                            engine::CompiledModel::Prepared{});
   const auto plan_t0 = Clock::now();
   if (r.runs_here)

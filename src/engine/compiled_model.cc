@@ -8,6 +8,7 @@
 #include "engine/lowering.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/placement.h"
+#include "engine/plain_weights.h"
 #include "engine/plan.h"
 #include "engine/qdq_pattern.h"
 #include "ops/infer.h"
@@ -98,6 +99,10 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
     plans_.erase(plan_order_.front());
     plan_order_.erase(plan_order_.begin());
   }
+  // Weights are let go of once packed (not beside another backend, which may hold their bytes).
+  if (!plain_ && !opts_.keep_plain_weights && !opts_.placement)
+    plain_ = std::make_unique<PlainWeights>(*model_.graph, *weights_);
+  if (plain_) plain_->restore();  // a new plan reads the plain weights as the first did
   auto plan = std::make_unique<Plan>();
   {
     GraphFacts facts(model_, sig);
@@ -105,7 +110,7 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
     Placement placement;
     if (opts_.placement) placement = opts_.placement->place(facts);
     Lowering lowering(facts, *plan, *weights_, opts_, opts_.placement ? &placement : nullptr);
-    lowering.lower();
+    lowering.lower(plain_.get());
   }
   plan->finalize();
   plan_order_.push_back(sig);
@@ -145,6 +150,7 @@ PlanSummary CompiledModel::summary(const std::vector<std::vector<int64_t>>& inpu
   for (const auto& st : plan.steps) ++s.kernels[std::string(st->kernel)];
   s.arena_bytes = plan.arena_bytes();
   s.weight_bytes = weights_->bytes();
+  s.released_bytes = plain_ ? plain_->released_bytes() : 0;
   s.listing = plan.describe();
   return s;
 }

@@ -25,6 +25,7 @@
 namespace kiln::engine {
 
 class Plan;
+class PlainWeights;
 class WeightCache;
 
 // What a plan is made of, for tests, `kiln bench` and the profiler.
@@ -33,6 +34,7 @@ struct PlanSummary {
   std::map<std::string, int> kernels;  // implementation name -> steps
   size_t arena_bytes = 0;              // activations
   size_t weight_bytes = 0;             // constants reordered for oneDNN (all plans)
+  size_t released_bytes = 0;           // plain initializers let go of once packed
   std::string listing;                 // one line per step (Plan::describe)
 };
 
@@ -60,6 +62,8 @@ class CompiledModel {
   // The constants reordered for oneDNN so far (what an artifact stores pre-packed).
   const WeightCache& weight_cache() const { return *weights_; }
 
+  // The model; after a plan is made, an initializer that only oneDNN's packed copy needed has
+  // its dtype and dims but no bytes (EngineOptions::keep_plain_weights keeps them).
   const Model& model() const { return model_; }
   // The inputs a caller feeds (graph inputs without an initializer) and the outputs, in order.
   const std::vector<const Value*>& inputs() const { return inputs_; }
@@ -89,6 +93,7 @@ class CompiledModel {
   std::vector<const Value*> inputs_;
   std::vector<const Value*> outputs_;
   std::unique_ptr<WeightCache> weights_;
+  std::unique_ptr<PlainWeights> plain_;  // null: every initializer keeps its bytes
   std::map<Signature, std::unique_ptr<Plan>> plans_;
   std::vector<Signature> plan_order_;  // least recently used first, for eviction
   std::mutex mu_;

@@ -19,6 +19,10 @@ struct EngineOptions {
   bool bf16 = false;            // convs and matmuls with constant weights compute in bf16 (weights
                                 // and inputs rounded to bf16, results float) where the CPU has
                                 // AVX-512 BF16; elsewhere float32, said once on stderr
+  // The plain initializers that oneDNN's packed copies replaced stay resident (engine/
+  // plain_weights.h lets them go otherwise): for `kiln compile`, which writes them out after
+  // planning.
+  bool keep_plain_weights = false;
   // Where nodes run when other backends take part (engine/placement.h, filled by src/backend);
   // null: every node is lowered by the engine itself.
   std::shared_ptr<PlacementHook> placement;

@@ -5,6 +5,7 @@
 
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/reorder_step.h"
+#include "engine/plain_weights.h"
 #include "engine/threads.h"
 #include "support/error.h"
 
@@ -35,7 +36,7 @@ Lowering::Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights,
 
 Lowering::~Lowering() = default;
 
-void Lowering::lower() {
+void Lowering::lower(PlainWeights* plain_weights) {
   group_nodes();
   schedule();
   for (const Value* v : facts_.graph().inputs) {
@@ -46,7 +47,9 @@ void Lowering::lower() {
   }
   for (size_t i = 0; i < groups_.size(); ++i) {
     current_ = static_cast<int>(i);
+    const size_t first_step = plan_.steps.size();
     build_group(groups_[i]);
+    if (plain_weights) plain_weights->lowered(groups_[i], facts_, plan_, first_step);
   }
   current_ = static_cast<int>(groups_.size());
   for (const Value* v : facts_.graph().outputs) {

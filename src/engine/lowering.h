@@ -21,6 +21,7 @@
 
 namespace kiln::engine {
 
+class PlainWeights;
 class WeightCache;
 
 class Lowering {
@@ -29,8 +30,9 @@ class Lowering {
   Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights, const EngineOptions& opts,
            const Placement* placement = nullptr);
   ~Lowering();
-  // Fills the plan (steps, slots, inputs, outputs); the caller finalizes it.
-  void lower();
+  // Fills the plan (steps, slots, inputs, outputs); the caller finalizes it. `plain_weights` (may be
+  // null) hears of each group lowered, to let go of the weights only packed copies still need.
+  void lower(PlainWeights* plain_weights = nullptr);
 
   // For the implementations' build functions.
   const GraphFacts& facts() const { return facts_; }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "onnx/paged_input.h"
 #include "onnx/proto.h"
 #include "onnx/signature_check.h"
 #include "onnx/tensor_proto.h"
@@ -456,13 +457,11 @@ void check_function_calls(const Model& m) {
   for (const auto& f : m.functions) visit(&f);
 }
 
-// The bytes as a ModelProto, with protobuf's nesting limit at kiln's; kBadModel otherwise.
-onnx::ModelProto parse_model_proto(std::string_view bytes) {
-  KILN_CHECK(bytes.size() < size_t(INT_MAX), ErrorKind::kBadModel,
-             "model file is {} bytes: above 2 GB, weights must be in external data", bytes.size());
+// The input as a ModelProto, with protobuf's nesting limit at kiln's; kBadModel otherwise.
+onnx::ModelProto parse_model_proto(google::protobuf::io::CodedInputStream& in, size_t size) {
+  KILN_CHECK(size < size_t(INT_MAX), ErrorKind::kBadModel,
+             "model file is {} bytes: above 2 GB, weights must be in external data", size);
   onnx::ModelProto mp;
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                            static_cast<int>(bytes.size()));
   in.SetRecursionLimit(limits::kMaxGraphNesting * 4);
   KILN_CHECK(mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage(), ErrorKind::kBadModel,
              "not a valid ONNX model (protobuf parse failed: truncated, corrupt or nested too "
@@ -470,16 +469,26 @@ onnx::ModelProto parse_model_proto(std::string_view bytes) {
   return mp;
 }
 
-}  // namespace
+onnx::ModelProto parse_model_proto(std::string_view bytes) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(std::min(bytes.size(), size_t(INT_MAX))));
+  return parse_model_proto(in, bytes.size());
+}
 
-Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path& dir) {
-  onnx::ModelProto mp = parse_model_proto(bytes);
+Model import_model_proto(onnx::ModelProto& mp, const std::filesystem::path& dir) {
   Importer importer(dir);
   Model m = importer.import(mp);
   check_function_calls(m);
   check_signatures(m);  // on the nodes as the file wrote them
   normalize_opsets(m);
   return m;
+}
+
+}  // namespace
+
+Model load_model_from_bytes(std::string_view bytes, const std::filesystem::path& dir) {
+  onnx::ModelProto mp = parse_model_proto(bytes);
+  return import_model_proto(mp, dir);
 }
 
 namespace {
@@ -541,8 +550,15 @@ Model load_model(const std::filesystem::path& path) {
   auto file = MappedFile::open(path);
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   return with_context("'" + path.filename().string() + "': ", [&] {
-    return load_model_from_bytes(
-        std::string_view(reinterpret_cast<const char*>(file->data()), file->size()), dir);
+    // Read through PagedInput: the file's pages leave as the parse copies them out.
+    onnx::ModelProto mp;
+    {
+      PagedInput paged(*file);
+      google::protobuf::io::CodedInputStream in(&paged);
+      mp = parse_model_proto(in, static_cast<size_t>(file->size()));
+    }
+    file.reset();
+    return import_model_proto(mp, dir);
   });
 }
 

@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <mutex>
+#include <vector>
 #include <cstring>
 #include <fstream>
 
@@ -15,6 +18,28 @@
 namespace kiln {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The mappings open now, for release_mapped_pages.
+std::mutex& mappings_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::vector<const MappedFile*>& open_mappings() {
+  static std::vector<const MappedFile*> all;
+  return all;
+}
+
+// The whole pages inside [p, p + n), as (start, length); length 0 when there is none.
+std::pair<uint8_t*, size_t> whole_pages(const void* p, size_t n) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto lo = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const auto hi = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  return {reinterpret_cast<uint8_t*>(lo), hi > lo ? hi - lo : 0};
+}
+
+}  // namespace
 
 std::shared_ptr<MappedFile> MappedFile::open(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -35,13 +60,39 @@ std::shared_ptr<MappedFile> MappedFile::open(const fs::path& path) {
       fail(ErrorKind::kBadInput, "cannot map '{}': {}", path.string(), std::strerror(errno));
     }
     f->data_ = static_cast<uint8_t*>(p);
+    std::lock_guard<std::mutex> lock(mappings_mutex());
+    open_mappings().push_back(f.get());
   }
   ::close(fd);
   return f;
 }
 
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(data_, size_);
+  if (!data_) return;
+  {
+    std::lock_guard<std::mutex> lock(mappings_mutex());
+    auto& all = open_mappings();
+    all.erase(std::remove(all.begin(), all.end(), this), all.end());
+  }
+  ::munmap(data_, size_);
+}
+
+void MappedFile::release(int64_t offset, int64_t length) const {
+  offset = std::clamp<int64_t>(offset, 0, size_);
+  length = std::clamp<int64_t>(length, 0, size_ - offset);
+  const auto [start, bytes] = whole_pages(data_ + offset, static_cast<size_t>(length));
+  if (bytes > 0) ::madvise(start, bytes, MADV_DONTNEED);  // a hint: a failure leaves them resident
+}
+
+void release_mapped_pages(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  std::lock_guard<std::mutex> lock(mappings_mutex());
+  for (const MappedFile* f : open_mappings()) {
+    if (b < f->data() || b + n > f->data() + f->size()) continue;
+    const auto [start, bytes] = whole_pages(p, n);
+    if (bytes > 0) ::madvise(start, bytes, MADV_PAGEOUT);  // a hint, as above
+    return;
+  }
 }
 
 fs::path safe_external_path(const fs::path& model_dir, const std::string& location) {

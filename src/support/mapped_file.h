@@ -1,6 +1,7 @@
 // Read-only views of files: memory-mapped when possible, with checks for untrusted paths.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -19,6 +20,10 @@ class MappedFile {
 
   uint8_t* data() const { return data_; }
   int64_t size() const { return size_; }
+  // Drops the resident pages wholly inside [offset, offset + length) from this process (the
+  // kernel reads them from the file again if they are touched later). Only for ranges nobody
+  // wrote to: the private copy of a written page would be lost.
+  void release(int64_t offset, int64_t length) const;
   const std::filesystem::path& path() const { return path_; }
 
  private:
@@ -27,6 +32,12 @@ class MappedFile {
   int64_t size_ = 0;
   std::filesystem::path path_;
 };
+
+// Where p lies in a file mapped by MappedFile::open that is still open, hands the resident pages
+// wholly inside [p, p + n) back to the kernel (MADV_PAGEOUT: clean file pages leave this process's
+// RSS, a page someone wrote to is kept); elsewhere (heap memory) does nothing. For weights whose
+// packed copy replaced them: a later reader faults them in again from the file.
+void release_mapped_pages(const void* p, size_t n);
 
 // Resolves `location` (from an external_data entry of a model in `model_dir`) safely: relative,
 // no "..", no symlink on the way, a regular file inside model_dir. Fails (kBadModel) otherwise.

@@ -11,7 +11,7 @@ const USAGE = `usage: node tools/ort/bench.js MODEL --inputs DIR [--threads N] [
                      [--opt-level disabled|basic|extended|all] [--optimized-out PATH] [--json]
                      [--profile DIR]
 Times session creation (load_ms) and session.run on DIR/input_N.pb (defaults: ORT's thread count,
-20 iterations, 3 warmup runs, optimization level 'all'). --optimized-out PATH also saves the graph
+20 iterations, 3 warmup runs, optimization level 'all'); peak_rss_mb is the process's peak RSS. --optimized-out PATH also saves the graph
 as ONNX Runtime optimizes it at level 'basic' (the provider-independent rewrites: constant
 folding, redundant node removal, simple fusions) to PATH; with --iterations 0 it only does that.
 --profile DIR runs with ONNX Runtime's profiler (its JSON file lands in DIR) and adds "nodes": per
@@ -96,6 +96,9 @@ async function main() {
     mean_ms: times.reduce((a, b) => a + b, 0) / times.length,
     min_ms: sorted[0],
     max_ms: sorted[sorted.length - 1],
+    // The process's peak resident set (getrusage's ru_maxrss, as `kiln bench --json` reports it):
+    // node and onnxruntime-node's own share is measured apart (bench/run.sh: a trivial model).
+    peak_rss_mb: process.resourceUsage().maxRSS / 1024,
   };
   if (o['optimized-out']) result.optimized_out = o['optimized-out'];
   if (profilePrefix) result.nodes = await nodeTimes(session, o.profile, iterations);

@@ -1,6 +1,8 @@
 #include "engine/onednn/weight_cache.h"
 
 #include "engine/onednn/dnnl_context.h"
+#include "support/error.h"
+#include "support/mapped_file.h"
 
 namespace kiln::engine {
 
@@ -8,18 +10,24 @@ dnnl::memory WeightCache::get(const Tensor& t, const dnnl::memory::desc& from,
                               const dnnl::memory::desc& to) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Entry& e : entries_)
-    if (e.source.raw() == t.raw() && e.from == from && e.to == to) return e.mem;
+    if (!e.dropped && e.source.raw() == t.raw() && e.from == from && e.to == to) return e.mem;
   const auto& eng = dnnl_engine();
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     if (it->source.raw() != t.raw() || it->bytes.size() != to.get_size() ||
         it->from != desc_bytes(from) || it->to != desc_bytes(to))
       continue;
     dnnl::memory mem(to, eng, const_cast<uint8_t*>(it->bytes.data()));
-    entries_.push_back({t, from, to, mem});
+    entries_.push_back({t, from, to, mem, /*packed=*/true});
     owners_.push_back(std::move(it->owner));
     bytes_ += to.get_size();
     ++taken_;
     pending_.erase(it);
+    return mem;
+  }
+  // Already in the layout asked for: the primitive reads the tensor itself (the entry keeps it).
+  if (from == to) {
+    dnnl::memory mem(to, eng, const_cast<void*>(t.raw()));
+    entries_.push_back({t, from, to, mem, /*packed=*/false});
     return mem;
   }
   ++reordered_;
@@ -27,8 +35,11 @@ dnnl::memory WeightCache::get(const Tensor& t, const dnnl::memory::desc& from,
   dnnl::memory dst(to, eng);
   dnnl::reorder(src, dst).execute(dnnl_stream(), src, dst);
   dnnl_stream().wait();
-  entries_.push_back({t, from, to, dst});
+  entries_.push_back({t, from, to, dst, /*packed=*/true});
   bytes_ += to.get_size();
+  // A weight viewed in a mapped file (external data, an artifact's weights) leaves this process's
+  // RSS once packed: whoever reads the plain form again faults it in from the file.
+  release_mapped_pages(t.raw(), t.nbytes());
   return dst;
 }
 
@@ -50,9 +61,58 @@ std::vector<WeightCache::Packed> WeightCache::packed() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Packed> out;
   for (const Entry& e : entries_)
-    out.push_back({e.source.raw(), desc_bytes(e.from), desc_bytes(e.to),
+    if (e.packed) out.push_back({e.source.raw(), desc_bytes(e.from), desc_bytes(e.to),
                    {static_cast<const uint8_t*>(e.mem.get_data_handle()), e.to.get_size()}});
   return out;
+}
+
+namespace {
+
+// `from` lays out exactly t's bytes, each element once: reordering a packed copy back into it
+// gives t again.
+bool covers(const dnnl::memory::desc& from, const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d : from.dims()) n *= d;
+  return n == t.numel() && from.get_size() == t.nbytes();
+}
+
+}  // namespace
+
+bool WeightCache::drop_source(const Tensor& t, const void* tag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  bool readable = false;
+  for (const Entry& e : entries_) {
+    if (e.dropped || e.source.raw() != t.raw()) continue;
+    if (!e.packed) return false;
+    readable = readable || covers(e.from, t);
+  }
+  if (!readable) return false;
+  for (Entry& e : entries_) {
+    if (e.dropped || e.source.raw() != t.raw()) continue;
+    e.source = Tensor();
+    e.dropped = tag;
+  }
+  return true;
+}
+
+Tensor WeightCache::restore_source(const void* tag, DataType dtype, const std::vector<int64_t>& dims) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Tensor plain = Tensor::uninitialized(dtype, dims);
+  bool made = false;
+  for (Entry& e : entries_) {
+    if (e.dropped != tag) continue;
+    if (!made && covers(e.from, plain)) {
+      dnnl::memory dst(e.from, dnnl_engine(), plain.raw());
+      dnnl::memory src = e.mem;
+      dnnl::reorder(src, dst).execute(dnnl_stream(), src, dst);
+      dnnl_stream().wait();
+      made = true;
+    }
+    e.source = plain;
+    e.dropped = nullptr;
+  }
+  KILN_ASSERT(made, "a dropped weight has no packed copy to be read back from");
+  return plain;
 }
 
 }  // namespace kiln::engine

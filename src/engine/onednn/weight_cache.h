@@ -21,9 +21,19 @@ std::string desc_bytes(const dnnl::memory::desc& d);
 
 class WeightCache {
  public:
-  // t's bytes read as layout `from`, in layout `to`.
+  // t's bytes read as layout `from`, in layout `to`: reordered once into memory of the cache's
+  // (and t's pages handed back when t is a view into a mapped file), or, when `from` is `to`, t's
+  // own bytes (no copy; the cache keeps t).
   dnnl::memory get(const Tensor& t, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
-  size_t bytes() const { return bytes_; }
+  size_t bytes() const { return bytes_; }  // the copies'
+
+  // Lets go of the plain tensor t, whose packed copies stay: its entries are then known by `tag`
+  // (get() no longer matches them) until restore_source. Refused (false, nothing changed) when an
+  // entry uses t's own bytes or no packed entry covers them one to one (to be read back from).
+  bool drop_source(const Tensor& t, const void* tag);
+  // The plain tensor dropped under `tag` made again (dtype, dims: its own), reordered back from a
+  // packed copy; its entries are keyed by the new tensor, as if it had been packed.
+  Tensor restore_source(const void* tag, DataType dtype, const std::vector<int64_t>& dims);
 
   // Pre-packed weights (a compiled artifact's): the bytes of `source` already reordered into
   // the layout whose oneDNN descriptor bytes are `to_desc`, from the one of `from_desc`. They are
@@ -37,7 +47,7 @@ class WeightCache {
     std::string from_desc, to_desc;
     std::span<const uint8_t> bytes;
   };
-  // What was reordered (or taken pre-packed) so far.
+  // What was reordered (or taken pre-packed) so far; not the tensors used as they are.
   std::vector<Packed> packed() const;
   int preloaded_taken() const { return taken_; }   // preloaded entries get() used
   int reordered() const { return reordered_; }     // reorders get() ran
@@ -47,6 +57,8 @@ class WeightCache {
     Tensor source;  // kept, so that its address stays a valid key
     dnnl::memory::desc from, to;
     dnnl::memory mem;
+    bool packed;  // mem is the cache's copy (else it views source's bytes)
+    const void* dropped = nullptr;  // drop_source's tag while source is let go
   };
   struct Pending {
     Tensor source;

@@ -1,0 +1,64 @@
+#include "engine/plain_weights.h"
+
+#include <algorithm>
+
+#include "engine/graph_facts.h"
+#include "engine/onednn/weight_cache.h"
+#include "engine/plan.h"
+
+namespace kiln::engine {
+
+PlainWeights::PlainWeights(Graph& graph, WeightCache& cache) : cache_(cache) {
+  for (Value* v : graph.initializers)
+    if (v->data.defined() && v->data.dtype() == DataType::kFloat && v->data.nbytes() >= kMinBytes)
+      candidates_[v] = v;
+}
+
+bool PlainWeights::releasable(const Value* v, const GraphFacts& facts, const Plan& plan) const {
+  if (!v->data.raw() || facts.is_graph_output(v)) return false;
+  for (const Node* c : facts.consumers(v)) {
+    // Read from inside a subgraph: the body copies it when it is compiled, on its first run.
+    if (std::find(c->inputs.begin(), c->inputs.end(), v) == c->inputs.end()) return false;
+    if (facts.folded(c)) continue;  // computed before the plan, not read by it
+    auto it = lowered_.find(c);
+    if (it == lowered_.end() || !it->second) return false;
+  }
+  // A slot holding it: a reference kernel or a CPU kernel reads the plain bytes at run time.
+  for (const SlotInfo& s : plan.slots)
+    if (s.source == SlotInfo::Source::kConstant && s.constant.is_tensor() &&
+        s.constant.tensor.raw() == v->data.raw())
+      return false;
+  return true;
+}
+
+void PlainWeights::lowered(const Group& g, const GraphFacts& facts, const Plan& plan, size_t first_step) {
+  bool onednn = first_step < plan.steps.size();
+  for (size_t i = first_step; i < plan.steps.size(); ++i)
+    onednn = onednn && plan.steps[i]->kernel.starts_with("onednn.");
+  const auto members = g.members();
+  for (const Node* m : members) lowered_[m] = onednn;
+  if (!onednn) return;
+  for (const Node* m : members)
+    for (const Value* in : m->inputs) {
+      auto it = in ? candidates_.find(in) : candidates_.end();
+      if (it == candidates_.end() || !releasable(in, facts, plan)) continue;
+      Value* v = it->second;
+      if (!cache_.drop_source(v->data, v)) continue;
+      v->data = Tensor::view(v->data.dtype(), v->data.dims(), nullptr, nullptr);
+      released_.push_back(v);
+    }
+}
+
+void PlainWeights::restore() {
+  for (Value* v : released_) v->data = cache_.restore_source(v, v->data.dtype(), v->data.dims());
+  released_.clear();
+  lowered_.clear();
+}
+
+size_t PlainWeights::released_bytes() const {
+  size_t n = 0;
+  for (const Value* v : released_) n += v->data.nbytes();
+  return n;
+}
+
+}  // namespace kiln::engine

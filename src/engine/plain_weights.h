@@ -1,0 +1,45 @@
+// Who holds a weight once it is packed: the plain initializers the fast engine lets go of while
+// it lowers a plan, and brings back before it lowers another (docs/design.md, "Who owns weights
+// after packing").
+#pragma once
+
+#include <cstddef>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/group.h"
+#include "ir/graph.h"
+
+namespace kiln::engine {
+
+class GraphFacts;
+class Plan;
+class WeightCache;
+
+class PlainWeights {
+ public:
+  // The candidates: the main graph's float initializers of kMinBytes or more.
+  PlainWeights(Graph& graph, WeightCache& cache);
+
+  // Told by the lowering after each group (its steps are plan.steps[first_step...]). An input
+  // of the group whose every reader is now lowered into oneDNN steps, that no slot of the plan
+  // holds and that the cache holds packed (and only packed) loses its plain bytes: the value
+  // keeps its dtype and dims, with no data, until restore().
+  void lowered(const Group& g, const GraphFacts& facts, const Plan& plan, size_t first_step);
+  // Every weight let go of gets its plain bytes back (reordered from its packed copy): before a
+  // new plan is lowered, which reads them as the first did.
+  void restore();
+  size_t released_bytes() const;
+
+  static constexpr size_t kMinBytes = size_t{1} << 20;
+
+ private:
+  bool releasable(const Value* v, const GraphFacts& facts, const Plan& plan) const;
+
+  WeightCache& cache_;
+  std::unordered_map<const Value*, Value*> candidates_;
+  std::unordered_map<const Node*, bool> lowered_;  // node -> all its group's steps are oneDNN's
+  std::vector<Value*> released_;
+};
+
+}  // namespace kiln::engine
