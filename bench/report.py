@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Prints bench/run.sh's table (markdown) from its results folder.
 
-Usage: /usr/bin/python3 bench/report.py RESULTS --threads N NAME...
+Usage: /usr/bin/python3 bench/report.py RESULTS --threads N [--stream SPEC] NAME...
 
 RESULTS/NAME/ holds kiln_<round>.json and ort_<round>.json (the JSON line of `kiln bench --json`
 and of tools/ort/bench.js --json, stderr in the matching .err), kiln_run.err and ort_run.err, and
 compare.json from bench/compare_outputs.py. Each side's figure is its round with the lowest p50.
 A quantized row (NAME@int8, NAME@int8-dynamic) also gets its p50 over kiln's fp32 p50 of NAME
-when NAME ran too. Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
+when NAME ran too. With --stream MODEL:NAME=LO..HI, RESULTS/stream/ holds kiln_<chunk>.json and
+ort_<chunk>.json (`kiln bench --vary --json`, `bench.js --vary --json`, one seed per chunk): the
+stream's table, p50/p99/max over every chunk's runs (nearest rank), and plans made and reused.
+Exits 0 when both sides ran every model (and the stream, the same draws on both) and the outputs
+agree, 1 otherwise.
 """
 import argparse
 import datetime
@@ -16,6 +20,8 @@ import json
 import os
 import platform
 import sys
+
+from percentiles import percentiles
 
 
 def last_line(path):
@@ -87,11 +93,52 @@ def fmt_ms(rec, key):
     return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 100 else f"{v:.1f}"
 
 
+def stream_section(folder, spec):
+    """(lines of the stream's table, ok)."""
+    runs = {}
+    plans = {"made": 0, "reused": 0, "planning_ms": 0.0}
+    errors = []
+    for side in ("kiln", "ort"):
+        runs[side] = []
+        for path in sorted(glob.glob(os.path.join(folder, f"{side}_*.json"))):
+            try:
+                rec = json.loads(last_line(path))
+            except ValueError:
+                rec = None
+            if not rec or "stream" not in rec:
+                errors.append(f"- stream: {side} failed: {last_line(path[:-5] + '.err') or 'no result'}")
+                continue
+            runs[side] += rec["stream"]
+            if side == "kiln":
+                for k in plans:
+                    plans[k] += rec["plans"][k]
+    lines = [f"Variable-length stream ({spec}): the dim drawn anew for every run, the same draws on "
+             "both sides (splitmix64, a seed per chunk); p50/p99/max by nearest rank over all runs.", "",
+             "| stream | runs | kiln p50 ms | ORT p50 ms | kiln / ORT p50 | kiln p99 ms | ORT p99 ms "
+             "| kiln / ORT p99 | kiln max ms | ORT max ms | kiln plans made / reused (ms making them) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    k = [r[1] for r in runs["kiln"]]
+    o = [r[1] for r in runs["ort"]]
+    same = [r[0] for r in runs["kiln"]] == [r[0] for r in runs["ort"]]
+    if k and o:
+        kp = percentiles(k, 0.5, 0.99, 1.0)
+        op = percentiles(o, 0.5, 0.99, 1.0)
+        f = lambda v: fmt_ms({"v": v}, "v")
+        lines.append(f"| {spec} | {len(k)} | {f(kp[0])} | {f(op[0])} | {kp[0] / op[0]:.2f} | {f(kp[1])} | "
+                     f"{f(op[1])} | {kp[1] / op[1]:.2f} | {f(kp[2])} | {f(op[2])} | "
+                     f"{plans['made']} / {plans['reused']} ({plans['planning_ms']:.0f}) |")
+    if not same:
+        errors.append("- stream: the two sides did not run the same draws")
+    lines += errors
+    return lines, bool(k and o and same and not errors)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("names", nargs="+")
     ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--stream", default="")
     args = ap.parse_args()
 
     rows, notes, ok, ort_version, iterations = [], [], True, "", None
@@ -135,6 +182,12 @@ def main():
         print()
         for n in notes:
             print(n)
+    if args.stream:
+        lines, stream_ok = stream_section(os.path.join(args.results, "stream"), args.stream)
+        print()
+        for line in lines:
+            print(line)
+        ok = ok and stream_ok
     return 0 if ok else 1
 
 

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <chrono>
+
 #include "engine/graph_facts.h"
 #include "engine/lowering.h"
 #include "engine/onednn/weight_cache.h"
@@ -15,8 +17,6 @@
 namespace kiln::engine {
 
 namespace {
-
-constexpr size_t kMaxPlans = 16;  // distinct input shapes kept prepared
 
 std::vector<std::vector<int64_t>> signature_of(const std::vector<RtValue>& feeds) {
   std::vector<std::vector<int64_t>> sig;
@@ -32,7 +32,8 @@ void apply_threads(int threads) {
 }  // namespace
 
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
-    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
+    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()),
+      plans_(static_cast<size_t>(opts.max_plans)) {
   KILN_CHECK(opts_.optimize_level == 0, ErrorKind::kInternal,
              "the engine was asked for -O {}: the optimizer runs above it (frontend::compile_model)",
              opts_.optimize_level);
@@ -43,7 +44,8 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
 }
 
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Checked)
-    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
+    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()),
+      plans_(static_cast<size_t>(opts.max_plans)) {
   apply_threads(opts_.threads);
   dedicate_and_plan();
 }
@@ -51,7 +53,8 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Checked)
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Prepared,
                              std::unique_ptr<WeightCache> weights)
     : model_(std::move(model)), opts_(opts),
-      weights_(weights ? std::move(weights) : std::make_unique<WeightCache>()) {
+      weights_(weights ? std::move(weights) : std::make_unique<WeightCache>()),
+      plans_(static_cast<size_t>(opts.max_plans)) {
   apply_threads(opts_.threads);
   collect_inputs_outputs();
 }
@@ -86,24 +89,42 @@ void CompiledModel::prepare(const std::vector<std::vector<int64_t>>& input_dims)
 }
 
 Plan& CompiledModel::plan_for(const Signature& sig) {
-  auto it = plans_.find(sig);
-  if (it != plans_.end()) return *it->second;
-  if (plans_.size() >= kMaxPlans) {
-    plans_.erase(plan_order_.front());
-    plan_order_.erase(plan_order_.begin());
+  if (Plan* p = plans_.find(sig)) {
+    ++stats_.reused;
+    return *p;
   }
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const auto t0 = Clock::now();
   auto plan = std::make_unique<Plan>();
+  Clock::time_point t1, t2;
   {
     GraphFacts facts(model_, sig);
+    t1 = Clock::now();
     // Other backends' partitions (src/backend) are asked for per plan: they compile for its dims.
     Placement placement;
     if (opts_.placement) placement = opts_.placement->place(facts);
     Lowering lowering(facts, *plan, *weights_, opts_, opts_.placement ? &placement : nullptr);
     lowering.lower();
+    t2 = Clock::now();
   }
   plan->finalize();
-  plan_order_.push_back(sig);
-  return *(plans_[sig] = std::move(plan));
+  const auto t3 = Clock::now();
+  ++stats_.made;
+  stats_.facts_ms += ms(t0, t1);
+  stats_.lowering_ms += ms(t1, t2);
+  stats_.memory_ms += ms(t2, t3);
+  stats_.planning_ms += ms(t0, t3);
+  return plans_.insert(sig, std::move(plan));
+}
+
+PlanCacheStats CompiledModel::plan_stats() const {
+  PlanCacheStats s = stats_;
+  s.evicted = plans_.evicted();
+  s.kept = plans_.size();
+  return s;
 }
 
 std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
