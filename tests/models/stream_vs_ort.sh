@@ -65,7 +65,7 @@ expect_2() {  # what, command...
   if [[ $rc != 2 || $(wc -l <"$out/err.txt") != 1 ]] || ! grep -q -- "$what" "$out/err.txt"; then
     fail "$* : exit $rc, stderr:"; cat "$out/err.txt"
   else
-    echo "$(basename "$2"): $(cat "$out/err.txt")"
+    echo "$(basename "$1"): $(cat "$out/err.txt")"
   fi
 }
 expect_2 "no input has a dim 'tokens'; the model's symbolic dims: batch, seq" \
