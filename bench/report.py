@@ -136,7 +136,7 @@ def stream_section(folder, spec):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
-    ap.add_argument("names", nargs="+")
+    ap.add_argument("names", nargs="*")
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--stream", default="")
     args = ap.parse_args()
