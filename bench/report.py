@@ -139,7 +139,7 @@ def main():
     ap.add_argument("names", nargs="*")
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--stream", default="")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
 
     rows, notes, ok, ort_version, iterations = [], [], True, "", None
     kiln_p50 = {}
