@@ -33,16 +33,26 @@ def last_line(path):
         return ""
 
 
-def best_round(folder, side):
-    """(record with the lowest p50, None) or (None, the error of the last failed round)."""
-    best, error = None, "did not run"
+def side_records(folder, side, key):
+    """Per SIDE_<n>.json of folder, in order: (its JSON record, None), or (None, the error its
+    .err file ends with) when it has no record with `key`."""
     for path in sorted(glob.glob(os.path.join(folder, f"{side}_*.json"))):
         try:
             rec = json.loads(last_line(path))
         except ValueError:
             rec = None
-        if not rec or "p50_ms" not in rec:
-            error = last_line(path[:-5] + ".err") or "no result"
+        if not rec or key not in rec:
+            yield None, last_line(path[:-5] + ".err") or "no result"
+        else:
+            yield rec, None
+
+
+def best_round(folder, side):
+    """(record with the lowest p50, None) or (None, the error of the last failed round)."""
+    best, error = None, "did not run"
+    for rec, err in side_records(folder, side, "p50_ms"):
+        if err:
+            error = err
             continue
         if best is None or rec["p50_ms"] < best["p50_ms"]:
             best = rec
@@ -100,13 +110,9 @@ def stream_section(folder, spec):
     errors = []
     for side in ("kiln", "ort"):
         runs[side] = []
-        for path in sorted(glob.glob(os.path.join(folder, f"{side}_*.json"))):
-            try:
-                rec = json.loads(last_line(path))
-            except ValueError:
-                rec = None
-            if not rec or "stream" not in rec:
-                errors.append(f"- stream: {side} failed: {last_line(path[:-5] + '.err') or 'no result'}")
+        for rec, err in side_records(folder, side, "stream"):
+            if err:
+                errors.append(f"- stream: {side} failed: {err}")
                 continue
             runs[side] += rec["stream"]
             if side == "kiln":
