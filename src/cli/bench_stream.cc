@@ -87,6 +87,7 @@ int bench_stream(engine::ModelRunner& runner, const StreamOptions& o,
     if (i >= static_cast<size_t>(o.warmup))
       runs.push_back({.value = values[i], .ms = ms, .planned = plans_made(runner) > made});
   }
+  const bool planned_engine = runner.plan_stats().has_value();  // not the reference engine
   const engine::PlanCacheStats after = runner.plan_stats().value_or(engine::PlanCacheStats{});
   const int64_t made = after.made - before.made, reused = after.reused - before.reused;
   const double planning_ms = after.planning_ms - before.planning_ms,
@@ -104,7 +105,9 @@ int bench_stream(engine::ModelRunner& runner, const StreamOptions& o,
     j["warmup"] = o.warmup;
     j["load_ms"] = o.load_ms;
     j["checked_runs"] = checked;
-    j["plans"] = {{"made", made}, {"reused", reused}, {"evicted", after.evicted - before.evicted},
+    j["plans"] = nullptr;
+    if (planned_engine)
+      j["plans"] = {{"made", made}, {"reused", reused}, {"evicted", after.evicted - before.evicted},
                   {"kept", after.kept}, {"planning_ms", planning_ms}, {"facts_ms", facts_ms},
                   {"lowering_ms", lowering_ms}, {"memory_ms", memory_ms}};
     j["new_plan_runs"] = summary_json(planned);
@@ -118,18 +121,21 @@ int bench_stream(engine::ModelRunner& runner, const StreamOptions& o,
   std::cout << fmt::format(
       "{} ({} threads), {} drawn anew per run from {}..{} (seed {})\n"
       "  session creation  {:.2f} ms\n"
-      "  latency           {} ({} runs after {} warmup)\n"
-      "  plans             {} made, {} reused, {} evicted ({} kept); {:.1f} ms making them (facts "
-      "{:.1f}, lowering {:.1f}, memory {:.1f})\n",
+      "  latency           {} ({} runs after {} warmup)\n",
       o.label, o.threads ? std::to_string(o.threads) : "default", o.range.name, o.range.lo,
-      o.range.hi, o.seed, o.load_ms, summary_text(all), o.iterations, o.warmup, made, reused,
-      after.evicted - before.evicted, after.kept, planning_ms, facts_ms, lowering_ms, memory_ms);
+      o.range.hi, o.seed, o.load_ms, summary_text(all), o.iterations, o.warmup);
+  if (planned_engine)
+    std::cout << fmt::format(
+        "  plans             {} made, {} reused, {} evicted ({} kept); {:.1f} ms making them "
+        "(facts {:.1f}, lowering {:.1f}, memory {:.1f})\n",
+        made, reused, after.evicted - before.evicted, after.kept, planning_ms, facts_ms,
+        lowering_ms, memory_ms);
   if (checked)
     std::cout << fmt::format("  checked           the outputs of the first {} runs agree with the "
                              "reference engine's\n", checked);
-  if (!planned.empty())
+  if (planned_engine && !planned.empty())
     std::cout << fmt::format("  runs making a plan   {} ({})\n", summary_text(planned), planned.size());
-  if (!reusing.empty())
+  if (planned_engine && !reusing.empty())
     std::cout << fmt::format("  runs reusing a plan  {} ({})\n", summary_text(reusing), reusing.size());
   return 0;
 }
