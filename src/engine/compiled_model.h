@@ -5,8 +5,9 @@
 // above (frontend/compile.h), so the runtime that loads artifacts links neither.
 //
 // Plans are made at creation when every input dim is known, else on the first run with each new
-// set of input shapes (a symbolic dim is never guessed); the
-// least recently used plan goes first when more are kept than EngineOptions::max_plans. One run at a time per CompiledModel.
+// set of input shapes (a symbolic dim is never guessed); the least recently used plan goes first
+// when more than EngineOptions::max_plans would be kept (engine/plan_cache.h). One run at a time
+// per CompiledModel.
 #pragma once
 
 #include <filesystem>
