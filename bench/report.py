@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints bench/run.sh's table (markdown) from its results folder.
 
-Usage: /usr/bin/python3 bench/report.py RESULTS --threads N [--baseline DIR] NAME...
+Usage: /usr/bin/python3 bench/report.py RESULTS --threads N [--baseline DIR] [--stream SPEC] NAME...
 
 RESULTS/NAME/ holds kiln_<round>.json and ort_<round>.json (the JSON line of `kiln bench --json`
 and of tools/ort/bench.js --json, stderr in the matching .err), kiln_run.err and ort_run.err, and
@@ -9,7 +9,12 @@ compare.json from bench/compare_outputs.py. Each side's figure is its round with
 A quantized row (NAME@int8, NAME@int8-dynamic) also gets its p50 over kiln's fp32 p50 of NAME
 when NAME ran too. Peak RSS is each side's peak_rss_mb (getrusage) in its best round; with
 --baseline DIR (kiln_0.json and ort_0.json of a one-Identity model), each side's is net of what its
-process costs there (kiln's binary and thread pool; node with onnxruntime-node), named in the header. Exits 0 when both sides ran every model and the outputs agree, 1 otherwise.
+process costs there (kiln's binary and thread pool; node with onnxruntime-node), named in the
+header. With --stream MODEL:NAME=LO..HI, RESULTS/stream/ holds kiln_<chunk>.json and
+ort_<chunk>.json (`kiln bench --vary --json`, `bench.js --vary --json`, one seed per chunk): the
+stream's table, p50/p99/max over every chunk's runs (nearest rank), and plans made and reused.
+Exits 0 when both sides ran every model (and the stream, the same draws on both) and the outputs
+agree, 1 otherwise.
 """
 import argparse
 import datetime
@@ -18,6 +23,8 @@ import json
 import os
 import platform
 import sys
+
+from percentiles import percentiles
 
 
 def last_line(path):
@@ -29,16 +36,26 @@ def last_line(path):
         return ""
 
 
-def best_round(folder, side):
-    """(record with the lowest p50, None) or (None, the error of the last failed round)."""
-    best, error = None, "did not run"
+def side_records(folder, side, key):
+    """Per SIDE_<n>.json of folder, in order: (its JSON record, None), or (None, the error its
+    .err file ends with) when it has no record with `key`."""
     for path in sorted(glob.glob(os.path.join(folder, f"{side}_*.json"))):
         try:
             rec = json.loads(last_line(path))
         except ValueError:
             rec = None
-        if not rec or "p50_ms" not in rec:
-            error = last_line(path[:-5] + ".err") or "no result"
+        if not rec or key not in rec:
+            yield None, last_line(path[:-5] + ".err") or "no result"
+        else:
+            yield rec, None
+
+
+def best_round(folder, side):
+    """(record with the lowest p50, None) or (None, the error of the last failed round)."""
+    best, error = None, "did not run"
+    for rec, err in side_records(folder, side, "p50_ms"):
+        if err:
+            error = err
             continue
         if best is None or rec["p50_ms"] < best["p50_ms"]:
             best = rec
@@ -101,15 +118,50 @@ def baseline_rss(folder):
         if rec and "peak_rss_mb" in rec:
             out[side] = rec["peak_rss_mb"]
     return out
+def stream_section(folder, spec):
+    """(lines of the stream's table, ok)."""
+    runs = {}
+    plans = {"made": 0, "reused": 0, "planning_ms": 0.0}
+    errors = []
+    for side in ("kiln", "ort"):
+        runs[side] = []
+        for rec, err in side_records(folder, side, "stream"):
+            if err:
+                errors.append(f"- stream: {side} failed: {err}")
+                continue
+            runs[side] += rec["stream"]
+            if side == "kiln":
+                for k in plans:
+                    plans[k] += rec["plans"][k]
+    lines = [f"Variable-length stream ({spec}): the dim drawn anew for every run, the same draws on "
+             "both sides (splitmix64, a seed per chunk); p50/p99/max by nearest rank over all runs.", "",
+             "| stream | runs | kiln p50 ms | ORT p50 ms | kiln / ORT p50 | kiln p99 ms | ORT p99 ms "
+             "| kiln / ORT p99 | kiln max ms | ORT max ms | kiln plans made / reused (ms making them) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    k = [r[1] for r in runs["kiln"]]
+    o = [r[1] for r in runs["ort"]]
+    same = [r[0] for r in runs["kiln"]] == [r[0] for r in runs["ort"]]
+    if k and o:
+        kp = percentiles(k, 0.5, 0.99, 1.0)
+        op = percentiles(o, 0.5, 0.99, 1.0)
+        f = lambda v: fmt_ms({"v": v}, "v")
+        lines.append(f"| {spec} | {len(k)} | {f(kp[0])} | {f(op[0])} | {kp[0] / op[0]:.2f} | {f(kp[1])} | "
+                     f"{f(op[1])} | {kp[1] / op[1]:.2f} | {f(kp[2])} | {f(op[2])} | "
+                     f"{plans['made']} / {plans['reused']} ({plans['planning_ms']:.0f}) |")
+    if not same:
+        errors.append("- stream: the two sides did not run the same draws")
+    lines += errors
+    return lines, bool(k and o and same and not errors)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
-    ap.add_argument("names", nargs="+")
+    ap.add_argument("names", nargs="*")
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--baseline", help="results of the trivial model (peak RSS of the runtimes alone)")
-    args = ap.parse_args()
+    ap.add_argument("--stream", default="")
+    args = ap.parse_intermixed_args()
     base_rss = baseline_rss(args.baseline)
 
     rows, notes, ok, ort_version, iterations = [], [], True, "", None
@@ -165,6 +217,12 @@ def main():
         print()
         for n in notes:
             print(n)
+    if args.stream:
+        lines, stream_ok = stream_section(os.path.join(args.results, "stream"), args.stream)
+        print()
+        for line in lines:
+            print(line)
+        ok = ok and stream_ok
     return 0 if ok else 1
 
 

@@ -3,6 +3,7 @@
 #
 #   bench/run.sh [--threads N] [--models "a b ..."] [--iterations N] [--warmup N] [--rounds N]
 #                [--kiln PATH] [--work DIR] [--models-dir DIR] [--ops]
+#                [--stream MODEL:NAME=LO..HI | --stream none] [--stream-runs N] [--stream-chunk N]
 #
 # For each model: the ONNX file (a name tools/models/export.py knows, exported once into the
 # models folder by scripts/get-models.sh, or a path to any .onnx file), one set of seeded inputs
@@ -27,6 +28,13 @@
 # bad flag or a missing kiln binary. --ops then adds the op table (bench/ops.py on the same
 # models, kiln and threads: each kind of node alone, kernel time against ONNX Runtime's) to
 # WORK/results.md; it does not change the exit status.
+#
+# The stream row (issue 19): MODEL (a name or a path, as above) served with its symbolic dim NAME
+# drawn anew for every run from LO..HI, `kiln bench --vary` and `tools/ort/bench.js --vary` on the
+# same draws (seeded splitmix64) and threads, in chunks of --stream-chunk runs (default 50, a seed
+# each; the two sides take turns per chunk) up to --stream-runs (default 200); the table gives p50,
+# p99 and max over all runs and the plans kiln made and reused. Default: bert_base:seq=1..512 when
+# bert_base is in the model list, else none.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -39,9 +47,12 @@ kiln=$root/build/kiln
 work=$root/build/bench
 models_dir=$root/build/models
 ops=0
+stream=default
+stream_runs=200
+stream_chunk=50
 
 usage() {
-  sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 while (($#)); do
@@ -55,11 +66,14 @@ while (($#)); do
     --work) work=$2; shift 2 ;;
     --models-dir) models_dir=$2; shift 2 ;;
     --ops) ops=1; shift ;;
+    --stream) stream=$2; shift 2 ;;
+    --stream-runs) stream_runs=$2; shift 2 ;;
+    --stream-chunk) stream_chunk=$2; shift 2 ;;
     -h | --help) usage ;;
     *) echo "bench/run.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done
-for n in "$threads" "$iterations" "$warmup" "$rounds"; do
+for n in "$threads" "$iterations" "$warmup" "$rounds" "$stream_runs" "$stream_chunk"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "bench/run.sh: '$n' is not a number" >&2; exit 2; }
 done
 if [[ ! -x $kiln ]]; then
@@ -67,6 +81,15 @@ if [[ ! -x $kiln ]]; then
   exit 2
 fi
 kiln=$(cd "$(dirname "$kiln")" && pwd)/$(basename "$kiln")
+if [[ $stream == default ]]; then
+  stream=none
+  [[ " $models " == *" bert_base "* ]] && stream=bert_base:seq=1..512
+fi
+if [[ $stream != none && ! $stream =~ ^[^:]+:[^=]+=[0-9]+\.\.[0-9]+$ ]]; then
+  echo "bench/run.sh: --stream '$stream': expected MODEL:NAME=LO..HI or none" >&2
+  exit 2
+fi
+((stream_chunk > 0)) || { echo "bench/run.sh: --stream-chunk must be at least 1" >&2; exit 2; }
 py=/usr/bin/python3
 
 "$root/tools/ort/install.sh" || { echo "bench/run.sh: ONNX Runtime is not available" >&2; exit 1; }
@@ -163,11 +186,38 @@ for m in $models; do
     2>"$res/compare.err" || true
 done
 
+# The stream: the same draws on both sides, a chunk (one seed) at a time, taking turns.
+stream_flags=()
+if [[ $stream != none ]]; then
+  stream_flags=(--stream "$stream")
+  sm=${stream%%:*}
+  vary=${stream#*:}
+  if [[ $sm == *.onnx ]]; then
+    smodel=$sm
+  else
+    smodel=$models_dir/$sm.onnx
+    [[ -f $smodel ]] || "$root/scripts/get-models.sh" "$models_dir" "$sm"
+  fi
+  res=$work/results/stream
+  rm -rf "$res"
+  mkdir -p "$res"
+  echo "== stream $stream ($stream_runs runs)" >&2
+  for ((c = 0, left = stream_runs; left > 0; c++, left -= stream_chunk)); do
+    n=$((left < stream_chunk ? left : stream_chunk))
+    "$kiln" bench "$smodel" --vary "$vary" --seed "$c" --iterations "$n" --warmup "$warmup" \
+      --threads "$threads" --json >"$res/kiln_$c.json" 2>"$res/kiln_$c.err" ||
+      echo "kiln bench exited with status $?" >>"$res/kiln_$c.err"
+    node "$root/tools/ort/bench.js" "$smodel" --vary "$vary" --seed "$c" --iterations "$n" \
+      --warmup "$warmup" --threads "$threads" --json >"$res/ort_$c.json" 2>"$res/ort_$c.err" ||
+      echo "bench.js exited with status $?" >>"$res/ort_$c.err"
+  done
+fi
+
 names=()
 for m in $models; do names+=("$(basename "$m" .onnx)"); done
 set +e
-"$py" "$root/bench/report.py" "$work/results" --threads "$threads" --baseline "$baseline" "${names[@]}" \
-  >"$work/results.md"
+"$py" "$root/bench/report.py" "$work/results" --threads "$threads" --baseline "$baseline" "${stream_flags[@]}" \
+  "${names[@]}" >"$work/results.md"
 status=$?
 if ((ops)); then
   # The float models only (a quantized NAME@... has no file of that name before the run).

@@ -12,6 +12,7 @@
 
 #include "artifact/load/artifact.h"
 #include "backend/engine_placement.h"
+#include "cli/bench_stream.h"
 #include "cli/commands.h"
 #include "cli/input_options.h"
 #include "cli/json_text.h"
@@ -26,8 +27,9 @@ namespace kiln::cli {
 namespace {
 
 struct BenchOptions {
-  std::string model, inputs, engine = "fast", html, baseline, precision = "fp32";
-  int threads = 0, iterations = 50, warmup = 5, level = 2;
+  std::string model, inputs, engine = "fast", html, baseline, precision = "fp32", vary;
+  uint64_t seed = 0;
+  int threads = 0, iterations = 50, warmup = 5, level = 2, check = 0, max_plans = 16;
   bool json = false, compare = false, allow_newer_opset = false;
   std::vector<std::string> dims;
   BackendFlags placement;
@@ -48,20 +50,49 @@ struct OpenModel {
   std::vector<RtValue> feeds;
 };
 
-// Opens b.model at -O b.optimize_level (session creation timed into b.load_ms) with its feeds.
+// Opens b.model at -O b.optimize_level (session creation timed into b.load_ms).
+std::unique_ptr<engine::ModelRunner> open_bench_runner(const BenchOptions& o, BenchRun& b) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto runner = open_runner(b.model, engine::parse_engine_kind(o.engine),
+                            {.threads = o.threads, .optimize_level = b.optimize_level,
+                             .max_plans = o.max_plans, .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16",
+                             .placement = backend::make_placement(o.placement.backends,
+                                                                  o.placement.strict, o.threads)});
+  b.load_ms = ms_since(t0);
+  return runner;
+}
+
+// ... with its feeds.
 OpenModel open_for_bench(const BenchOptions& o, const std::map<std::string, int64_t>& dims,
                          BenchRun& b) {
-  const auto t0 = std::chrono::steady_clock::now();
   OpenModel m;
-  m.runner = open_runner(b.model, engine::parse_engine_kind(o.engine),
-                                {.threads = o.threads, .optimize_level = b.optimize_level,
-                                 .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16",
-                                 .placement = backend::make_placement(o.placement.backends,
-                                                                      o.placement.strict, o.threads)});
-  b.load_ms = ms_since(t0);
+  m.runner = open_bench_runner(o, b);
   m.feeds = input_feeds(o.inputs, m.runner->inputs(), {.dims = dims},
                         [&](const std::vector<RtValue>& feeds) { m.runner->run(feeds); });
   return m;
+}
+
+// --vary: the stream (cli/bench_stream.h) instead of one set of feeds.
+int bench_vary(const BenchOptions& o, const std::map<std::string, int64_t>& dims) {
+  KILN_CHECK(o.inputs.empty() && !o.compare && o.baseline.empty() && o.html.empty(),
+             ErrorKind::kBadInput,
+             "--vary makes its own random inputs and benches one model: it takes no --inputs, "
+             "--compare, --baseline or --html");
+  const VaryRange range = parse_vary(o.vary);
+  KILN_CHECK(!dims.contains(range.name), ErrorKind::kBadInput,
+             "--vary {}: --dim sets '{}' too; give one of them", o.vary, range.name);
+  BenchRun b{.model = o.model, .optimize_level = o.level};
+  auto runner = open_bench_runner(o, b);
+  // --check: the model as given (-O 0) on the reference engine.
+  std::unique_ptr<engine::ModelRunner> reference;
+  if (o.check > 0)
+    reference = open_runner(o.model, engine::EngineKind::kReference,
+                            {.threads = o.threads, .allow_newer_opset = o.allow_newer_opset});
+  return bench_stream(*runner,
+                      {.range = range, .dims = dims, .seed = o.seed, .iterations = o.iterations,
+                       .warmup = o.warmup, .json = o.json, .label = o.model, .threads = o.threads,
+                       .load_ms = b.load_ms, .check = o.check},
+                      reference.get());
 }
 
 nlohmann::json run_json(const BenchReport& r, const BenchRun& b) {
@@ -124,6 +155,9 @@ int bench(const BenchOptions& o) {
   // Bad flags fail before any model is loaded.
   engine::parse_engine_kind(o.engine);
   const auto dims = parse_dims(o.dims);
+  KILN_CHECK(o.check == 0 || !o.vary.empty(), ErrorKind::kBadInput,
+             "--check compares a --vary stream's outputs: give --vary NAME=LO..HI");
+  if (!o.vary.empty()) return bench_vary(o, dims);
   KILN_CHECK(!o.compare || o.level > 0, ErrorKind::kBadInput,
              "--compare benches -O 0 against -O N: give -O 1 or more");
   KILN_CHECK(!o.compare || !artifact::is_artifact_file(o.model), ErrorKind::kBadInput,
@@ -183,6 +217,16 @@ Action add_bench(CLI::App& app) {
   app.add_option("-O", o->level, "Optimize the model first as kiln optimize -O N does (default 2; 0: as it is)")
       ->check(CLI::Range(0, 3));
   app.add_option("--dim", o->dims, "Value of a symbolic dim for random inputs, NAME=VALUE (default 1)");
+  app.add_option("--vary", o->vary,
+                 "A stream: the symbolic dim NAME drawn anew (uniform, seeded) for every run, "
+                 "NAME=LO..HI; random inputs of those dims, plans made and reused counted");
+  app.add_option("--seed", o->seed, "Seed of --vary's draws and inputs (default 0)");
+  app.add_option("--check", o->check,
+                 "With --vary: compare the first N runs' outputs with the reference engine's (untimed)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--max-plans", o->max_plans,
+                 "Plans the fast engine keeps, one per set of input dims (default 16)")
+      ->check(CLI::Range(1, 100000));
   add_allow_newer_opset(app, o->allow_newer_opset);
   add_precision(app, o->precision);
   add_backend_flags(app, o->placement);

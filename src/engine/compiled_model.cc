@@ -2,7 +2,7 @@
 
 #include <omp.h>
 
-#include <algorithm>
+#include <chrono>
 
 #include "engine/graph_facts.h"
 #include "engine/lowering.h"
@@ -19,8 +19,6 @@ namespace kiln::engine {
 
 namespace {
 
-constexpr size_t kMaxPlans = 16;  // distinct input shapes kept prepared (the least recently run go)
-
 std::vector<std::vector<int64_t>> signature_of(const std::vector<RtValue>& feeds) {
   std::vector<std::vector<int64_t>> sig;
   sig.reserve(feeds.size());
@@ -35,7 +33,8 @@ void apply_threads(int threads) {
 }  // namespace
 
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
-    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
+    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()),
+      plans_(static_cast<size_t>(opts.max_plans)) {
   KILN_CHECK(opts_.optimize_level == 0, ErrorKind::kInternal,
              "the engine was asked for -O {}: the optimizer runs above it (frontend::compile_model)",
              opts_.optimize_level);
@@ -46,7 +45,8 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
 }
 
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Checked)
-    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()) {
+    : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()),
+      plans_(static_cast<size_t>(opts.max_plans)) {
   apply_threads(opts_.threads);
   dedicate_and_plan();
 }
@@ -54,7 +54,8 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Checked)
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Prepared,
                              std::unique_ptr<WeightCache> weights)
     : model_(std::move(model)), opts_(opts),
-      weights_(weights ? std::move(weights) : std::make_unique<WeightCache>()) {
+      weights_(weights ? std::move(weights) : std::make_unique<WeightCache>()),
+      plans_(static_cast<size_t>(opts.max_plans)) {
   apply_threads(opts_.threads);
   collect_inputs_outputs();
 }
@@ -89,32 +90,46 @@ void CompiledModel::prepare(const std::vector<std::vector<int64_t>>& input_dims)
 }
 
 Plan& CompiledModel::plan_for(const Signature& sig) {
-  auto it = plans_.find(sig);
-  if (it != plans_.end()) {
-    auto used = std::find(plan_order_.begin(), plan_order_.end(), sig);
-    std::rotate(used, used + 1, plan_order_.end());
-    return *it->second;
+  if (Plan* p = plans_.find(sig)) {
+    ++stats_.reused;
+    return *p;
   }
-  if (plans_.size() >= kMaxPlans) {
-    plans_.erase(plan_order_.front());
-    plan_order_.erase(plan_order_.begin());
-  }
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const auto t0 = Clock::now();
   // Weights are let go of once packed (not beside another backend, which may hold their bytes).
   if (!plain_ && !opts_.keep_plain_weights && !opts_.placement)
     plain_ = std::make_unique<PlainWeights>(*model_.graph, *weights_);
   if (plain_) plain_->restore();  // a new plan reads the plain weights as the first did
   auto plan = std::make_unique<Plan>();
+  Clock::time_point t1, t2;
   {
     GraphFacts facts(model_, sig);
+    t1 = Clock::now();
     // Other backends' partitions (src/backend) are asked for per plan: they compile for its dims.
     Placement placement;
     if (opts_.placement) placement = opts_.placement->place(facts);
     Lowering lowering(facts, *plan, *weights_, opts_, opts_.placement ? &placement : nullptr);
     lowering.lower(plain_.get());
+    t2 = Clock::now();
   }
   plan->finalize();
-  plan_order_.push_back(sig);
-  return *(plans_[sig] = std::move(plan));
+  const auto t3 = Clock::now();
+  ++stats_.made;
+  stats_.facts_ms += ms(t0, t1);
+  stats_.lowering_ms += ms(t1, t2);
+  stats_.memory_ms += ms(t2, t3);
+  stats_.planning_ms += ms(t0, t3);
+  return plans_.insert(sig, std::move(plan));
+}
+
+PlanCacheStats CompiledModel::plan_stats() const {
+  PlanCacheStats s = stats_;
+  s.evicted = plans_.evicted();
+  s.kept = plans_.size();
+  return s;
 }
 
 std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunObserver* observer) {

@@ -5,8 +5,9 @@
 // above (frontend/compile.h), so the runtime that loads artifacts links neither.
 //
 // Plans are made at creation when every input dim is known, else on the first run with each new
-// set of input shapes (a symbolic dim is never guessed); 16 are kept, the least recently run
-// dropped past that. One run at a time per CompiledModel.
+// set of input shapes (a symbolic dim is never guessed); the least recently used plan goes first
+// when more than EngineOptions::max_plans would be kept (engine/plan_cache.h). One run at a time
+// per CompiledModel.
 #pragma once
 
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "engine/engine_options.h"
+#include "engine/plan_cache.h"
 #include "ir/graph.h"
 #include "ir/rt_value.h"
 #include "runtime/observer.h"
@@ -77,6 +79,8 @@ class CompiledModel {
   PlanSummary summary(const std::vector<std::vector<int64_t>>& input_dims);
   std::string describe(const std::vector<std::vector<int64_t>>& input_dims);
   int plans() const { return static_cast<int>(plans_.size()); }
+  // What the plan cache did so far: plans made, lookups that reused one, evictions.
+  PlanCacheStats plan_stats() const;
   // The dims of each output when run on inputs of these dims (the plan, made now if needed),
   // before any run; nullopt for an output whose dims only the data decides (NonZero ...).
   std::vector<std::optional<std::vector<int64_t>>> output_dims(
@@ -94,8 +98,8 @@ class CompiledModel {
   std::vector<const Value*> outputs_;
   std::unique_ptr<WeightCache> weights_;
   std::unique_ptr<PlainWeights> plain_;  // null: every initializer keeps its bytes
-  std::map<Signature, std::unique_ptr<Plan>> plans_;
-  std::vector<Signature> plan_order_;  // least recently used first, for eviction
+  LruCache<Signature, Plan> plans_;
+  PlanCacheStats stats_;
   std::mutex mu_;
 };
 

@@ -15,6 +15,7 @@ struct EngineOptions {
   bool winograd = true;         // 3x3 stride-1 convs by Winograd where oneDNN has it (fewer
                                 // multiplications, float32 error a few times larger)
   int64_t allocation_cap = 0;   // bytes for one tensor; 0: the default (support/limits.h)
+  int max_plans = 16;           // plans kept, one per set of input dims (least recently used out)
   bool allow_newer_opset = false;  // opsets newer than kiln knows: a warning, not a refusal
   bool bf16 = false;            // convs and matmuls with constant weights compute in bf16 (weights
                                 // and inputs rounded to bf16, results float) where the CPU has

@@ -24,6 +24,7 @@ class FastRunner : public ModelRunner {
     for (const RtValue& v : feeds) dims.push_back(v.is_tensor() ? v.tensor.dims() : std::vector<int64_t>{});
     return cm_->summary(dims);
   }
+  std::optional<PlanCacheStats> plan_stats() const override { return cm_->plan_stats(); }
 
  private:
   std::unique_ptr<CompiledModel> cm_;

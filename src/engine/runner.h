@@ -31,6 +31,8 @@ class ModelRunner {
                                    RunObserver* observer = nullptr) = 0;
   // What runs for inputs of these dims (the fast engine's plan); nullopt for the reference.
   virtual std::optional<PlanSummary> summary(const std::vector<RtValue>& feeds) { return std::nullopt; }
+  // What the fast engine's plan cache did so far; nullopt for the reference.
+  virtual std::optional<PlanCacheStats> plan_stats() const { return std::nullopt; }
 };
 
 // The model as it is (checked, inlined and inferred by the executor); opts.optimize_level must be 0

@@ -63,9 +63,13 @@ std::vector<RtValue> random_inputs(const std::vector<const Value*>& inputs,
     const DataType dt = t.dtype();
     KILN_CHECK(dt != DataType::kString && dt != DataType::kUndefined, ErrorKind::kBadInput,
                "input '{}': cannot make up {} values; give input files", v->name, dtype_name(dt));
-    const int64_t bound = dt == DataType::kBool ? 2 : std::max<int64_t>(index_bound(*v), 2);
+    const int64_t indexed = dt == DataType::kBool ? 0 : index_bound(*v);
+    const int64_t bound = dt == DataType::kBool ? 2 : std::max<int64_t>(indexed, 2);
+    const bool ones = opts.masks_of_ones && is_integer(dt) && indexed == 0;
     for (int64_t i = 0; i < t.numel(); ++i) {
-      if (is_integer(dt) || dt == DataType::kBool)
+      if (ones)
+        t.set_f64(i, 1);
+      else if (is_integer(dt) || dt == DataType::kBool)
         t.set_f64(i, static_cast<double>(static_cast<int64_t>(unit() * bound)));
       else
         t.set_f64(i, unit() * 2 - 1);

@@ -193,6 +193,9 @@ class ArtifactRunner : public engine::ModelRunner {
     for (const RtValue& v : feeds) dims.push_back(v.is_tensor() ? v.tensor.dims() : std::vector<int64_t>{});
     return a_->model().summary(dims);
   }
+  std::optional<engine::PlanCacheStats> plan_stats() const override {
+    return a_->model().plan_stats();
+  }
   const Artifact& artifact() const { return *a_; }
 
  private:

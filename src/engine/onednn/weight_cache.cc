@@ -1,16 +1,33 @@
 #include "engine/onednn/weight_cache.h"
 
+#include <cstring>
+
 #include "engine/onednn/dnnl_context.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 
 namespace kiln::engine {
 
+namespace {
+
+// Constants a plan makes of the model's (a bias combined from a Gemm's C and an Add, scaled by
+// beta) are new tensors in every plan: up to this size they are matched by their bytes, so a
+// model run at many input shapes neither reorders nor keeps them once per plan.
+constexpr size_t kMatchedByBytes = 1 << 16;
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.dims() == b.dims() && a.nbytes() <= kMatchedByBytes &&
+         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+}  // namespace
+
 dnnl::memory WeightCache::get(const Tensor& t, const dnnl::memory::desc& from,
                               const dnnl::memory::desc& to) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Entry& e : entries_)
-    if (!e.dropped && e.source.raw() == t.raw() && e.from == from && e.to == to) return e.mem;
+    if (!e.dropped && (e.source.raw() == t.raw() || same_bytes(e.source, t)) && e.from == from && e.to == to)
+      return e.mem;
   const auto& eng = dnnl_engine();
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     if (it->source.raw() != t.raw() || it->bytes.size() != to.get_size() ||
