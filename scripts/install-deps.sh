@@ -20,6 +20,7 @@ packages=(
   libsqlite3-dev                 # kiln serve's model registry (src/serve/sqlite_store.cc)
   libcpp-httplib-dev             # kiln serve's HTTP server (src/serve/server.cc; docs/service.md says why)
   libpq-dev                      # kiln serve --db postgresql:// (src/serve/postgres_connection.cc)
+  libyaml-cpp-dev                # kiln ci's YAML pipelines (src/serve/yaml_json.cc)
   g++-aarch64-linux-gnu qemu-user # the aarch64 runtime's cross build and its tests under qemu (make aarch64;
                                   # its arm64 libraries: scripts/make-arm64-sysroot.sh, from Debian's archive)
   # the tests, the demo and the benchmarks

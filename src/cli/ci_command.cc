@@ -1,4 +1,4 @@
-// kiln ci PIPELINE.json [--server URL] [--token-file FILE] [--promote] [--data DIR] [--report FILE]:
+// kiln ci PIPELINE.json|yaml [--server URL] [--token-file FILE] [--promote] [--data DIR] [--report FILE]:
 // compiles the pipeline's model for its targets (on a kiln serve, or here), verifies its accuracy,
 // compares its latency with the version its alias points at (or a baseline file), prints the
 // gate's table and exits 0 (passed; with --promote the alias moved), 1 (not passed) or 2 (bad input).
@@ -40,7 +40,7 @@ std::string token_of(const CiArgs& a, const serve::Pipeline& p) {
 }
 
 int run(const CiArgs& a) {
-  KILN_CHECK(!a.pipeline.empty(), ErrorKind::kBadInput, "kiln ci needs PIPELINE.json");
+  KILN_CHECK(!a.pipeline.empty(), ErrorKind::kBadInput, "kiln ci needs PIPELINE.json or PIPELINE.yaml");
   const serve::Pipeline p = serve::read_pipeline(a.pipeline);
   serve::CiOptions o{.server = a.server, .promote = a.promote, .report = a.report};
   o.token = token_of(a, p);
@@ -77,7 +77,8 @@ int run(const CiArgs& a) {
 
 Action add_ci(CLI::App& app) {
   auto a = std::make_shared<CiArgs>();
-  app.add_option("pipeline", a->pipeline, "The pipeline: a JSON file (docs/service.md)");
+  app.add_option("pipeline", a->pipeline,
+                 "The pipeline: a JSON file, or YAML when it ends in .yaml or .yml (docs/service.md)");
   app.add_option("--server", a->server, "http://HOST:PORT of a kiln serve (default: the pipeline's 'server', "
                                         "else the jobs run here)");
   app.add_option("--token-file", a->token_file,

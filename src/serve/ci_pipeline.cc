@@ -5,6 +5,7 @@
 
 #include "serve/ci_backends.h"
 #include "serve/json_fields.h"
+#include "serve/yaml_json.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/read_file.h"
@@ -51,12 +52,18 @@ void print_job(const char* what, const json& job) {
 
 Pipeline read_pipeline(const fs::path& file) {
   const std::string ext = file.extension().string();
-  KILN_CHECK(ext != ".yaml" && ext != ".yml", ErrorKind::kBadInput,
-             "'{}': kiln ci reads JSON pipelines only (no YAML parser is built in): write it as .json",
-             file.string());
-  const json j = json::parse(read_file(file), nullptr, false);
-  KILN_CHECK(!j.is_discarded(), ErrorKind::kBadInput, "'{}' is not JSON", file.string());
-  KILN_CHECK(j.is_object(), ErrorKind::kBadInput, "'{}': a pipeline is a JSON object", file.string());
+  const bool yaml = ext == ".yaml" || ext == ".yml";
+  const std::string text = read_file(file, kMaxPipelineBytes);
+  json j;
+  if (yaml) {
+    j = yaml_to_json(text, file.string());
+  } else {
+    j = json::parse(text, nullptr, false);
+    KILN_CHECK(!j.is_discarded(), ErrorKind::kBadInput, "'{}' is not JSON (a .yaml or .yml file is read as YAML)",
+               file.string());
+  }
+  KILN_CHECK(j.is_object(), ErrorKind::kBadInput, "'{}': a pipeline is a {} mapping of fields", file.string(),
+             yaml ? "YAML" : "JSON");
   check_known_fields(j, {"model", "name", "targets", "compile", "calibrate_dir", "tolerance", "latency_regression",
                          "alias", "baseline", "server", "token_env"},
                      "pipeline");

@@ -1,5 +1,5 @@
-// `kiln ci PIPELINE.json`: a model's gate in a CI system, one step. The pipeline (JSON; YAML is
-// not read: kiln has no YAML parser and adds no package for one):
+// `kiln ci PIPELINE.json|yaml`: a model's gate in a CI system, one step. The pipeline, in JSON (or
+// the same fields in YAML, read by serve/yaml_json.h when the file ends in .yaml or .yml):
 //   {"model": "models/mlp.onnx",            the candidate (paths are relative to the pipeline file)
 //    "name": "mlp",                         its registry name (default: the file's stem)
 //    "targets": ["x86-64", "x86-64-v3"],
@@ -37,6 +37,9 @@ struct Pipeline {
   CompileRequest request;
   GateThresholds thresholds;
 };
+
+// A pipeline file's size limit: it is a page of settings.
+inline constexpr int64_t kMaxPipelineBytes = 1 << 20;
 
 // Fails (kBadInput) naming the field or the file.
 Pipeline read_pipeline(const std::filesystem::path& file);

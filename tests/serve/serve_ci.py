@@ -50,6 +50,12 @@ def main():
             f.write(json.dumps(p) if not name.endswith(".txt") else "{not json")
         return path
 
+    def yaml_pipeline(name, text):
+        path = os.path.join(work, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
     def ci(path, *flags, tok=write):
         report = path + ".report.json"
         env = dict(os.environ, KILN_TOKEN=tok)
@@ -136,7 +142,12 @@ def main():
         open(os.path.join(work, "junk.onnx"), "wb").write(b"\x08\x07junk")
         bad = {"notjson.txt": pipeline("notjson.txt"),
                "a model the server refuses": pipeline("junk.json", model="junk.onnx"),
-               "yaml": pipeline("p.yaml"),
+               "not YAML": yaml_pipeline("bad.yaml", "model: mlp.onnx\ntargets: [x86-64\n"),
+               "a YAML key twice": yaml_pipeline("twice.yaml", "model: mlp.onnx\nmodel: mlp_b.onnx\ntargets: [x86-64]\n"),
+               "a YAML alias bomb": yaml_pipeline("bomb.yml", "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+                   f"{c}: &{c} [{', '.join([f'*{chr(ord(c) - 1)}'] * 10)}]\n" for c in "bcdefghij")),
+               "a YAML list": yaml_pipeline("list.yaml", "- model: mlp.onnx\n"),
+               "an unknown YAML field": yaml_pipeline("uf.yaml", "model: mlp.onnx\ntargets: [x86-64]\ncolour: 1\n"),
                "no targets": pipeline("nt.json", targets=None),
                "unknown target": pipeline("ut.json", targets=["z80"]),
                "unknown field": pipeline("uf.json", colour=1),
@@ -158,6 +169,24 @@ def main():
         code, out, err, rep = ci(pipeline("local.json", server=None, alias=None, model="mlp_b.onnx", baseline="mlp.onnx"))
         expect("local gate", (code, rep.get("passed"), (rep.get("targets") or [{}])[0].get("baseline_p50_ms", 0) > 0),
                (0, True, True))
+        # The same pipeline in YAML (block style, comments, a flow list): the same gate.
+        code, out, err, rep = ci(yaml_pipeline("local.yaml", """# kiln ci pipeline, YAML
+model: mlp_b.onnx
+name: mlp
+targets: [x86-64]
+compile:
+  runs: 5
+tolerance:
+  max_abs: 1.0e-3
+latency_regression: 10.0
+baseline: 'mlp.onnx'
+"""))
+        expect("local gate, YAML", (code, rep.get("passed"), (rep.get("targets") or [{}])[0].get("target")),
+               (0, True, "x86-64"))
+        # JSON is YAML: a .yaml file holding JSON reads alike.
+        code, out, err, rep = ci(pipeline("local_json.yaml", server=None, alias=None, model="mlp_b.onnx",
+                                          baseline="mlp.onnx"))
+        expect("local gate, JSON in a .yaml", (code, rep.get("passed")), (0, True))
         code, out, err, rep = ci(pipeline("local_fail.json", server=None, alias=None, model="mlp_b.onnx",
                                           baseline="mlp.onnx", latency_regression=-0.99))
         expect("local failing gate", (code, rep.get("passed")), (1, False))
