@@ -144,6 +144,37 @@ class CiRoutes {
     reply(res, 200, {{"name", name}, {"alias", alias}, {"version", version}, {"gate", p.verdict}});
   }
 
+  // PUT /v1/models/{name}/aliases/{alias}/policy with {"tolerance": {...}, "latency_regression": X}
+  // (admin): the least strict thresholds a gate moving the alias may use; {} removes the policy.
+  // GET (read) answers it, null when there is none.
+  void alias_policy(const httplib::Request& req, httplib::Response& res, bool set) {
+    authorize_(req, set ? TokenScope::kAdmin : TokenScope::kRead);
+    const std::string name = req.matches[1], alias = req.matches[2];
+    check_model_name(name);
+    check_alias_name(alias);
+    if (stores_.registry->versions(name).empty()) throw HttpError{404, "no model '" + name + "'"};
+    if (set) {
+      const json body = json::parse(req.body, nullptr, false);
+      if (!body.is_object())
+        throw HttpError{400, "the body must be {\"tolerance\": {\"max_abs\": X, \"min_cosine\": Y}, "
+                             "\"latency_regression\": Z} (each optional; {} removes the policy)"};
+      for (const auto& [k, v] : body.items())
+        if (k != "tolerance" && k != "latency_regression")
+          throw HttpError{400, "unknown field '" + k.substr(0, 100) + "' (known: tolerance, latency_regression)"};
+      GateThresholds t;
+      try {
+        t = parse_gate_thresholds(body);
+      } catch (const Error& e) {
+        throw HttpError{400, std::string("policy: ") + e.what()};
+      }
+      const bool none = !t.max_abs && !t.min_cosine && !t.latency_regression;
+      stores_.registry->set_alias_policy(name, alias, none ? "" : gate_thresholds_json(t).dump());
+    }
+    const auto policies = stores_.registry->alias_policies(name);
+    const auto p = policies.find(alias);
+    reply(res, 200, {{"name", name}, {"alias", alias}, {"policy", p == policies.end() ? json() : json::parse(p->second)}});
+  }
+
  private:
   const ServiceStores& stores_;
   Authorize authorize_;
@@ -165,6 +196,10 @@ void add_ci_routes(httplib::Server& server, const ServiceStores& stores, Authori
              guarded([routes](const auto& req, auto& res) { routes->report(req, res); }));
   server.Put(R"(/v1/models/([^/]+)/aliases/([^/]+))",
              guarded([routes](const auto& req, auto& res) { routes->set_alias(req, res); }));
+  server.Put(R"(/v1/models/([^/]+)/aliases/([^/]+)/policy)",
+             guarded([routes](const auto& req, auto& res) { routes->alias_policy(req, res, true); }));
+  server.Get(R"(/v1/models/([^/]+)/aliases/([^/]+)/policy)",
+             guarded([routes](const auto& req, auto& res) { routes->alias_policy(req, res, false); }));
 }
 
 }  // namespace kiln::serve

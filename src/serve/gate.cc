@@ -67,6 +67,16 @@ json gate_thresholds_json(const GateThresholds& t) {
   return j;
 }
 
+GateThresholds stricter_thresholds(const GateThresholds& a, const GateThresholds& b) {
+  const auto pick = [](std::optional<double> x, std::optional<double> y, bool lower) -> std::optional<double> {
+    if (!x || !y) return x ? x : y;
+    return lower ? std::min(*x, *y) : std::max(*x, *y);
+  };
+  return {.max_abs = pick(a.max_abs, b.max_abs, true),
+          .min_cosine = pick(a.min_cosine, b.min_cosine, false),
+          .latency_regression = pick(a.latency_regression, b.latency_regression, true)};
+}
+
 GateVerdict evaluate_gate(const json& candidate, const json& baseline, const GateThresholds& th) {
   GateVerdict v;
   KILN_CHECK(candidate.is_array() && !candidate.empty(), ErrorKind::kBadInput, "the candidate job has no targets");
@@ -187,6 +197,15 @@ PromoteOutcome promote_through_gate(RegistryStore& registry, JobQueue& queue, co
   } catch (const Error& e) {
     return refuse(400, std::string("gate: ") + e.what());
   }
+  std::optional<GateThresholds> policy;
+  const auto policies = registry.alias_policies(name);
+  if (const auto p = policies.find(alias); p != policies.end()) {
+    const json j = json::parse(p->second, nullptr, false);
+    KILN_CHECK(!j.is_discarded(), ErrorKind::kInternal, "the stored policy of alias '{}' of '{}' is not JSON", alias,
+               name);
+    policy = parse_gate_thresholds(j);
+    th = stricter_thresholds(th, *policy);
+  }
   // Why job `id` cannot stand for `want_version` (empty: it can).
   const auto unfit_job = [&](const json& id, int64_t want_version, const char* what, std::optional<Job>& job)
       -> std::pair<int, std::string> {
@@ -226,7 +245,11 @@ PromoteOutcome promote_through_gate(RegistryStore& registry, JobQueue& queue, co
   out.verdict["job"] = candidate->id;
   if (baseline) out.verdict["baseline_job"] = baseline->id;
   out.verdict["thresholds"] = gate_thresholds_json(th);
-  if (!v.passed) return refuse(409, "the gate did not pass: " + gate_failures(v));
+  if (policy) out.verdict["policy"] = gate_thresholds_json(*policy);
+  if (!v.passed)
+    return refuse(409, "the gate did not pass: " + gate_failures(v) +
+                           (policy ? fmt::format(" (thresholds: the stricter of the gate's and alias '{}''s policy)", alias)
+                                   : std::string()));
   registry.set_alias(name, alias, version);
   return out;
 }

@@ -30,6 +30,9 @@ struct GateThresholds {
 // fields are the caller's. Fails (kBadInput) naming the field.
 GateThresholds parse_gate_thresholds(const nlohmann::json& j);
 nlohmann::json gate_thresholds_json(const GateThresholds& t);
+// Each threshold the stricter of the two (one missing: the other's): what a gate moving an alias
+// that has a policy (RegistryStore::alias_policies) is evaluated under.
+GateThresholds stricter_thresholds(const GateThresholds& a, const GateThresholds& b);
 
 struct GateRow {
   std::string target, state;
@@ -56,7 +59,8 @@ std::string gate_failures(const GateVerdict& v);
 // Moves `alias` of `name` to `version` through the gate `gate` ({"job": J, "baseline_job": K,
 // "tolerance": ..., "latency_regression": ...}): job J must be a finished compile of that
 // version and, when the alias points at another version now, job K one of that version for the
-// same targets; the verdict is computed here from the jobs' stored results.
+// same targets; the verdict is computed here from the jobs' stored results, under the stricter of
+// the gate's thresholds and the alias's policy, when it has one.
 struct PromoteOutcome {
   int status = 200;       // 200 moved; 400 a malformed gate; 404 a missing job; 409 the gate refused
   std::string error;      // one line, when not moved

@@ -79,6 +79,21 @@ TEST(ServeGate, FailedTargetsFailAndFallbacksPassUnverified) {
   EXPECT_NE(gate_table(v).find("aarch64-linux"), std::string::npos);
 }
 
+TEST(ServeGate, StricterThresholdsTakeTheStricterOfEach) {
+  const GateThresholds gate{.max_abs = 1e-2, .min_cosine = std::nullopt, .latency_regression = 0.5};
+  const GateThresholds policy{.max_abs = 1e-3, .min_cosine = 0.99, .latency_regression = 0.1};
+  const GateThresholds s = stricter_thresholds(gate, policy);
+  EXPECT_EQ(s.max_abs, 1e-3);
+  EXPECT_EQ(s.min_cosine, 0.99);
+  EXPECT_EQ(s.latency_regression, 0.1);
+  const GateThresholds strict_gate{.max_abs = 1e-4, .min_cosine = 0.999, .latency_regression = -0.2};
+  const GateThresholds t = stricter_thresholds(strict_gate, policy);
+  EXPECT_EQ(t.max_abs, 1e-4);
+  EXPECT_EQ(t.min_cosine, 0.999);
+  EXPECT_EQ(t.latency_regression, -0.2);
+  EXPECT_FALSE(stricter_thresholds({}, {}).max_abs);
+}
+
 TEST(ServeGate, ThresholdsAreChecked) {
   EXPECT_THROW(parse_gate_thresholds(json{{"latency_regression", "10%"}}), Error);
   EXPECT_THROW(parse_gate_thresholds(json{{"latency_regression", -1.5}}), Error);

@@ -28,6 +28,12 @@ CREATE TABLE IF NOT EXISTS aliases (
   version BIGINT NOT NULL,
   PRIMARY KEY (name, alias)
 );
+CREATE TABLE IF NOT EXISTS alias_policies (
+  name TEXT NOT NULL,
+  alias TEXT NOT NULL,
+  policy TEXT NOT NULL,
+  PRIMARY KEY (name, alias)
+);
 CREATE TABLE IF NOT EXISTS jobs (
   id BIGSERIAL PRIMARY KEY,
   model TEXT NOT NULL,
@@ -124,6 +130,25 @@ class PostgresStore final : public RegistryStore {
     PgResult r = c_.exec("SELECT alias, version FROM aliases WHERE name = $1", {name});
     std::map<std::string, int64_t> out;
     for (int i = 0; i < r.rows(); ++i) out[r.text(i, 0)] = r.int64(i, 1);
+    return out;
+  }
+
+  void set_alias_policy(const std::string& name, const std::string& alias, const std::string& policy) override {
+    check_model_name(name);
+    check_alias_name(alias);
+    if (policy.empty()) {
+      c_.exec("DELETE FROM alias_policies WHERE name = $1 AND alias = $2", {name, alias});
+      return;
+    }
+    c_.exec("INSERT INTO alias_policies (name, alias, policy) VALUES ($1, $2, $3) "
+            "ON CONFLICT (name, alias) DO UPDATE SET policy = EXCLUDED.policy",
+            {name, alias, policy});
+  }
+
+  std::map<std::string, std::string> alias_policies(const std::string& name) override {
+    PgResult r = c_.exec("SELECT alias, policy FROM alias_policies WHERE name = $1", {name});
+    std::map<std::string, std::string> out;
+    for (int i = 0; i < r.rows(); ++i) out[r.text(i, 0)] = r.text(i, 1);
     return out;
   }
 

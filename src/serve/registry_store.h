@@ -46,6 +46,11 @@ class RegistryStore {
   // Aliases name a version of a model ("prod" -> 3): set (made or moved) and read back.
   virtual void set_alias(const std::string& name, const std::string& alias, int64_t version) = 0;
   virtual std::map<std::string, int64_t> aliases(const std::string& name) = 0;
+  // An alias's policy: the least strict thresholds a gate moving it may use, as the JSON text of
+  // serve/gate.h's thresholds (the store keeps the text; empty text removes the policy). It may
+  // be set before the alias points at any version.
+  virtual void set_alias_policy(const std::string& name, const std::string& alias, const std::string& policy) = 0;
+  virtual std::map<std::string, std::string> alias_policies(const std::string& name) = 0;
 
   // Tokens are stored as the sha256 of their secret, never the secret.
   virtual void add_token(const std::string& token_sha256, TokenScope scope) = 0;

@@ -155,14 +155,17 @@ class Service {
     reply(res, 200, body);
   }
 
-  // GET /v1/models/{name}: its versions and aliases.
+  // GET /v1/models/{name}: its versions, aliases and the aliases' policies.
   void model(const httplib::Request& req, httplib::Response& res) {
     authorize(req, TokenScope::kRead);
     const std::string name = req.matches[1];
     json versions = json::array();
     for (const ModelVersion& v : stores_.registry->versions(name)) versions.push_back(version_json(v));
     if (versions.empty()) throw HttpError{404, "no model '" + name.substr(0, 140) + "'"};
-    reply(res, 200, {{"name", name}, {"versions", versions}, {"aliases", stores_.registry->aliases(name)}});
+    json policies = json::object();
+    for (const auto& [alias, text] : stores_.registry->alias_policies(name)) policies[alias] = json::parse(text);
+    reply(res, 200, {{"name", name}, {"versions", versions}, {"aliases", stores_.registry->aliases(name)},
+                     {"alias_policies", policies}});
   }
 
   // POST /v1/models/{name}/versions/{v}/compile: checks the request, queues a job (202).

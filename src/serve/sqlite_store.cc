@@ -31,6 +31,12 @@ CREATE TABLE IF NOT EXISTS aliases (
   version INTEGER NOT NULL,
   PRIMARY KEY (name, alias)
 );
+CREATE TABLE IF NOT EXISTS alias_policies (
+  name TEXT NOT NULL,
+  alias TEXT NOT NULL,
+  policy TEXT NOT NULL,
+  PRIMARY KEY (name, alias)
+);
 )sql";
 
 using Statement = SqliteStatement;
@@ -116,6 +122,26 @@ class SqliteStore final : public RegistryStore {
     s.bind(1, name);
     std::map<std::string, int64_t> out;
     while (s.step()) out[s.text(0)] = s.int64(1);
+    return out;
+  }
+
+  void set_alias_policy(const std::string& name, const std::string& alias, const std::string& policy) override {
+    check_model_name(name);
+    check_alias_name(alias);
+    if (policy.empty()) {
+      Statement s(db_, where_, "DELETE FROM alias_policies WHERE name = ? AND alias = ?");
+      s.bind(1, name).bind(2, alias).step();
+      return;
+    }
+    Statement s(db_, where_, "INSERT OR REPLACE INTO alias_policies (name, alias, policy) VALUES (?, ?, ?)");
+    s.bind(1, name).bind(2, alias).bind(3, policy).step();
+  }
+
+  std::map<std::string, std::string> alias_policies(const std::string& name) override {
+    Statement s(db_, where_, "SELECT alias, policy FROM alias_policies WHERE name = ? ORDER BY alias");
+    s.bind(1, name);
+    std::map<std::string, std::string> out;
+    while (s.step()) out[s.text(0)] = s.text(1);
     return out;
   }
 

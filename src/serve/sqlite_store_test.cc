@@ -70,6 +70,22 @@ TEST(ServeSqliteStore, NamesAndHashesAreChecked) {
   EXPECT_NO_THROW(store->add_version("resnet-50_v1.5", kA, 1, nullptr));
 }
 
+TEST(ServeSqliteStore, AliasPoliciesAreSetReplacedAndRemoved) {
+  TempRegistry t;
+  auto store = open_sqlite_store(t.file());
+  EXPECT_TRUE(store->alias_policies("m").empty());
+  store->set_alias_policy("m", "production", R"({"latency_regression":0.1})");
+  store->set_alias_policy("m", "staging", R"({"tolerance":{"max_abs":1}})");
+  store->set_alias_policy("m", "production", R"({"latency_regression":0.05})");
+  EXPECT_EQ(store->alias_policies("m"), (std::map<std::string, std::string>{
+                                            {"production", R"({"latency_regression":0.05})"},
+                                            {"staging", R"({"tolerance":{"max_abs":1}})"}}));
+  store->set_alias_policy("m", "staging", "");
+  EXPECT_EQ(store->alias_policies("m").size(), 1u);
+  EXPECT_TRUE(store->alias_policies("other").empty());
+  EXPECT_THROW(store->set_alias_policy("m", "12", "{}"), Error);  // an alias is not a version number
+}
+
 TEST(ServeSqliteStore, TokensByHashWithScopes) {
   TempRegistry t;
   auto store = open_sqlite_store(t.file());

@@ -33,7 +33,7 @@ def main():
     kiln, model, work = sys.argv[1:4]
     st = ServeTest("serve_ci", kiln, work)
     failures, expect = st.failures, st.expect
-    write, read = st.token("write"), st.token("read")
+    write, read, admin = st.token("write"), st.token("read"), st.token("admin")
     url = None  # the server's, once it runs
 
     shutil.copy(model, os.path.join(work, "mlp.onnx"))
@@ -134,6 +134,24 @@ def main():
         expect("a malformed gate", status, 400)
         expect("production after the refusals", production(), 2)
         lax = dict(gate, latency_regression=10.0)
+        # 5b. The alias's policy (admin): a gate laxer than it is evaluated under the policy's thresholds.
+        pol = alias + "/policy"
+        expect("a policy needs an admin token", c.call("PUT", pol, {"latency_regression": -0.99}, write)[0], 403)
+        expect("a malformed policy", c.call("PUT", pol, {"latency_regression": "fast"}, admin)[0], 400)
+        expect("a policy's unknown field", c.call("PUT", pol, {"colour": 1}, admin)[0], 400)
+        expect("a policy of no model", c.call("PUT", "/v1/models/nomodel/aliases/production/policy", {}, admin)[0], 404)
+        status, body = c.call("PUT", pol, {"latency_regression": -0.99, "tolerance": {"max_abs": 1}}, admin)
+        expect("a policy set", (status, (body.get("policy") or {}).get("latency_regression")), (200, -0.99))
+        status, body = c.call("GET", pol, tok=read)
+        expect("a policy read", (status, (body.get("policy") or {}).get("tolerance")), (200, {"max_abs": 1}))
+        expect("the model lists its policies",
+               "production" in c.call("GET", "/v1/models/mlp", tok=read)[1].get("alias_policies", {}), True)
+        status, body = c.call("PUT", alias, {"version": 3, "gate": lax}, write)
+        expect("a lax gate under a strict policy",
+               (status, "policy" in body.get("error", ""), body.get("gate", {}).get("thresholds")),
+               (409, True, {"tolerance": {"max_abs": 1}, "latency_regression": -0.99}))
+        status, body = c.call("PUT", pol, {}, admin)
+        expect("a policy removed", (status, body.get("policy", "?")), (200, None))
         status, body = c.call("PUT", alias, {"version": 3, "gate": lax}, write)
         expect("a gate that passes", (status, body.get("gate", {}).get("passed")), (200, True))
         expect("production moved by the gate", production(), 3)

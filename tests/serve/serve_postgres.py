@@ -76,7 +76,7 @@ def main():
 def run(kiln, model, work, pg):
     st = ServeTest("serve_postgres", kiln, work, db=pg.url)
     failures, expect = st.failures, st.expect
-    write = st.token("write")
+    write, admin = st.token("write"), st.token("admin")
 
     def worker(label, sleep_ms):
         env = dict(os.environ, KILN_TEST_JOB_SLEEP_MS=str(sleep_ms))  # test-only: hold each job after its claim
@@ -94,6 +94,14 @@ def run(kiln, model, work, pg):
     with st.serve(["--workers", "0"]) as c:
         expect("upload", c.call("POST", "/v1/models/mlp", open(model, "rb").read(), write)[0], 201)
         compile_request = lambda seed: {"targets": ["x86-64"], "runs": 1, "seed": seed}
+        # An alias's policy kept in PostgreSQL: set, replaced, read with the model, removed.
+        pol = "/v1/models/mlp/aliases/production/policy"
+        c.call("PUT", pol, {"latency_regression": 0.5}, admin)
+        expect("policy replaced", c.call("PUT", pol, {"tolerance": {"max_abs": 0.1}}, admin)[1].get("policy"),
+               {"tolerance": {"max_abs": 0.1}})
+        expect("policy with the model", c.call("GET", "/v1/models/mlp", tok=write)[1].get("alias_policies"),
+               {"production": {"tolerance": {"max_abs": 0.1}}})
+        expect("policy removed", c.call("PUT", pol, {}, admin)[1].get("policy", "?"), None)
 
         # 1. SIGKILL mid-job: taken over after the lease, completed once.
         job1 = c.call("POST", "/v1/models/mlp/versions/1/compile", compile_request(1), write)[1]["job"]
