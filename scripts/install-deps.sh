@@ -29,6 +29,7 @@ packages=(
   python3-torch python3-torchvision # exports the test and demo models (tools/models/export.py)
   postgresql                     # PostgreSQL 15: tests/serve/serve_postgres.py runs a throwaway server
   time                           # /usr/bin/time: peak RSS in tests/large and bench/run.sh
+  curl                           # the README's service example (ctest readme_service_example runs it)
   chromium                       # renders the HTML reports in tests/report (headless screenshot)
   imagemagick fonts-dejavu-core espeak-ng # text and speech the quantized trained models must read
                                           # and hear as the float ones do (tests/quant/trained_models.py)
