@@ -150,6 +150,9 @@ def main():
         expect("a lax gate under a strict policy",
                (status, "policy" in body.get("error", ""), body.get("gate", {}).get("thresholds")),
                (409, True, {"tolerance": {"max_abs": 1}, "latency_regression": -0.99}))
+        code, out, err, rep = ci(pipeline("pol.json", model="mlp_c.onnx"), "--promote")
+        expect("kiln ci under the policy", (code, rep.get("passed"), rep.get("promoted"), "policy" in out),
+               (1, True, False, True))
         status, body = c.call("PUT", pol, {}, admin)
         expect("a policy removed", (status, body.get("policy", "?")), (200, None))
         status, body = c.call("PUT", alias, {"version": 3, "gate": lax}, write)
