@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/cpu/kernels.h"
+#include "engine/cpu/quantize.h"
 #include "engine/cpu/test_support.h"
 
 namespace kiln::cpu {
@@ -129,6 +130,30 @@ TEST_P(CpuQuantize, RangeSkipsNaNAndIncludesZero) {
   kernels().range(positive, 3, &lo, &hi);
   EXPECT_EQ(lo, 0.0f);
   EXPECT_EQ(hi, 3.0f);
+}
+
+// DynamicQuantizeLinear split over the threads (parallel range, then quantize): the whole
+// tensor's range, wherever its extremes lie, and every value quantized with its parameters.
+TEST_P(CpuQuantize, DynamicQuantizeOverThreadsMatchesTheFormula) {
+  std::mt19937 rng(25);
+  for (int64_t n : {int64_t{100}, int64_t{98304}, int64_t{200003}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    std::uniform_real_distribution<float> u(-1.0f, 2.0f);
+    for (float& v : x) v = u(rng);
+    x[0] = 7.5f;                                    // the maximum, in the first chunk
+    x[static_cast<size_t>(n - 2)] = -3.25f;         // the minimum, in the last
+    x[static_cast<size_t>(n / 2)] = std::nanf("");  // skipped by the range, quantized as 0
+    const float s = (7.5f - -3.25f) / 255.0f;
+    const auto zp = static_cast<uint8_t>(std::nearbyint(std::clamp(0.0f - -3.25f / s, 0.0f, 255.0f)));
+    std::vector<uint8_t> q(static_cast<size_t>(n));
+    float scale = 0;
+    uint8_t zero_point = 0;
+    dynamic_quantize(x.data(), n, q.data(), &scale, &zero_point);
+    EXPECT_EQ(scale, s) << n;
+    EXPECT_EQ(zero_point, zp) << n;
+    const QuantScale p{.scale = s, .zero_point = zp, .type = DataType::kUInt8};
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(q[static_cast<size_t>(i)], quantize_one(x[static_cast<size_t>(i)], p)) << i;
+  }
 }
 
 KILN_INSTANTIATE_FOR_ISAS(CpuQuantize);
