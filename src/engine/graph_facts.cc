@@ -109,36 +109,55 @@ void GraphFacts::fold_constants(const std::unordered_map<const Value*, Tensor>& 
     }
     const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
     if (!schema || !schema->kernel || !schema->deterministic || has_subgraph(n)) continue;
-    std::vector<RtValue> in(n.inputs.size());
-    std::vector<const RtValue*> ptrs(n.inputs.size(), nullptr);
     bool all_constant = true;
-    for (size_t i = 0; i < n.inputs.size() && all_constant; ++i) {
-      if (!n.inputs[i]) continue;
-      const Tensor* c = constant(n.inputs[i]);
-      if (!c) all_constant = false;
-      else in[i] = RtValue::of(*c), ptrs[i] = &in[i];
-    }
+    for (const Value* in : n.inputs)
+      if (in && !in->is_constant() && !constants_.contains(in) && !deferred_.contains(in)) all_constant = false;
     if (!all_constant) continue;
-    std::vector<RtValue> outs;
-    try {
-      KernelContext ctx(n, ptrs, outs, nullptr);
-      schema->kernel(ctx);
-    } catch (const Error&) {
-      continue;  // the run reports it, as the reference runtime would
-    }
-    bool complete = true;
-    for (int i = 0; i < n.num_outputs(); ++i)
-      if (n.outputs[i] && (i >= static_cast<int>(outs.size()) || !outs[i].is_tensor()))
-        complete = false;
-    if (!complete) continue;
-    for (int i = 0; i < n.num_outputs(); ++i) {
-      const Value* out = n.outputs[i];
+    // Large outputs of known dims wait until asked for (constant()); the rest are computed now.
+    bool large = !n.outputs.empty();
+    for (const Value* out : n.outputs) {
+      const auto d = out ? dims_.find(out) : dims_.end();
       if (!out) continue;
-      dims_[out] = outs[i].tensor.dims();
-      constants_[out] = std::move(outs[i].tensor);
+      int64_t elems = 1;
+      if (d != dims_.end())
+        for (int64_t x : d->second) elems *= x;
+      if (d == dims_.end() || elems <= kEagerFoldElements) large = false;
     }
+    if (large) {
+      for (const Value* out : n.outputs)
+        if (out) deferred_[out] = &n;
+      folded_.insert(&n);
+      continue;
+    }
+    if (!evaluate(n).empty()) continue;  // not folded: the run reports it, as the reference runtime would
+    for (const Value* out : n.outputs)
+      if (out) dims_[out] = constants_.at(out).dims();
     folded_.insert(&n);
   }
+}
+
+std::string GraphFacts::evaluate(const Node& n) const {
+  const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
+  std::vector<RtValue> in(n.inputs.size());
+  std::vector<const RtValue*> ptrs(n.inputs.size(), nullptr);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (!n.inputs[i]) continue;
+    const Tensor* c = constant(n.inputs[i]);
+    if (!c) return "an input is not constant";
+    in[i] = RtValue::of(*c), ptrs[i] = &in[i];
+  }
+  std::vector<RtValue> outs;
+  try {
+    KernelContext ctx(n, ptrs, outs, nullptr);
+    schema->kernel(ctx);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  for (int i = 0; i < n.num_outputs(); ++i)
+    if (n.outputs[i] && (i >= static_cast<int>(outs.size()) || !outs[i].is_tensor())) return "an output is not set";
+  for (int i = 0; i < n.num_outputs(); ++i)
+    if (const Value* out = n.outputs[i]) constants_[out] = std::move(outs[i].tensor);
+  return "";
 }
 
 const std::vector<int64_t>* GraphFacts::dims(const Value* v) const {
@@ -149,8 +168,14 @@ const std::vector<int64_t>* GraphFacts::dims(const Value* v) const {
 
 const Tensor* GraphFacts::constant(const Value* v) const {
   if (v->is_constant()) return &v->data;
-  auto it = constants_.find(v);
-  return it == constants_.end() ? nullptr : &it->second;
+  if (auto it = constants_.find(v); it != constants_.end()) return &it->second;
+  const auto d = deferred_.find(v);
+  if (d == deferred_.end()) return nullptr;
+  const Node& n = *d->second;
+  const std::string why = evaluate(n);
+  KILN_CHECK(why.empty(), ErrorKind::kBadModel, "node '{}' ({}) on its constant inputs: {}", n.name, n.op_type, why);
+  for (const Value* out : n.outputs) deferred_.erase(out);
+  return &constants_.at(v);
 }
 
 std::optional<float> GraphFacts::scalar(const Value* v) const {

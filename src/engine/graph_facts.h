@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -26,7 +27,15 @@ class GraphFacts {
   const std::vector<int64_t>* dims(const Value* v) const;
   DataType dtype(const Value* v) const { return v->type.elem; }
   // The value of v when it is known before a run: an initializer, or computed from constants.
+  // A large computed value (more than kEagerFoldElements, e.g. a weight's DequantizeLinear) is
+  // computed the first time it is asked for, so one that no step reads (an int8 kernel takes the
+  // quantized weight itself) never exists in float. Fails as its node's kernel does, if it does.
   const Tensor* constant(const Value* v) const;
+  static constexpr int64_t kEagerFoldElements = 1 << 16;
+  // Whether constant(v) would give a value, without computing a deferred one.
+  bool has_constant(const Value* v) const {
+    return v->is_constant() || constants_.contains(v) || deferred_.contains(v);
+  }
   // The value of a constant with one element, as float (any numeric type).
   std::optional<float> scalar(const Value* v) const;
   // Nodes of the main graph whose outputs are all constant: they never run.
@@ -45,11 +54,14 @@ class GraphFacts {
   void collect_reads();
   void record_dims(const Model& model);
   void fold_constants(const std::unordered_map<const Value*, Tensor>& inferred);
+  // Runs n's kernel on its constant inputs into constants_; why it could not (empty: it did).
+  std::string evaluate(const Node& n) const;
 
   const Model& model_;
   const Graph& graph_;
   std::unordered_map<const Value*, std::vector<int64_t>> dims_;
-  std::unordered_map<const Value*, Tensor> constants_;
+  mutable std::unordered_map<const Value*, Tensor> constants_;
+  mutable std::unordered_map<const Value*, const Node*> deferred_;  // large folded values not computed yet
   std::unordered_set<const Node*> folded_;
   std::unordered_map<const Value*, std::vector<const Node*>> consumers_;
   std::unordered_map<const Node*, std::vector<const Value*>> reads_;

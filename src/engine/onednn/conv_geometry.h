@@ -20,9 +20,9 @@ struct ConvGeometry {
 // (auto_pad included) and an output of positive dims; nullopt otherwise (the reference kernel
 // reports what is wrong).
 std::optional<ConvGeometry> conv_geometry(const Node& n, const GraphFacts& f);
-// The same for input dims x (null: unknown) and constant weights of any element type (a
-// QLinearConv's); the bias is not looked at.
+// The same for input dims x (null: unknown) and the dims of constant weights of any element type
+// (a QLinearConv's); the bias is not looked at.
 std::optional<ConvGeometry> conv_geometry_of(const Node& n, const std::vector<int64_t>* x,
-                                             const Tensor& weights);
+                                             const std::vector<int64_t>& weight_dims);
 
 }  // namespace kiln::engine

@@ -251,7 +251,7 @@ std::optional<Int8Conv> qlinear_conv(const Node& n, const GraphFacts& f) {
       xs->dtype() != DataType::kFloat || ws->dtype() != DataType::kFloat || ys->dtype() != DataType::kFloat ||
       xs->numel() != 1 || xz->numel() != 1 || ys->numel() != 1 || yz->numel() != 1 || !int8_exact(xt, *w))
     return std::nullopt;
-  auto geo = conv_geometry_of(n, f.dims(x), *w);
+  auto geo = conv_geometry_of(n, f.dims(x), w->dims());
   if (!geo) return std::nullopt;
   const int64_t m = geo->channels_out;
   if (ws->numel() != 1 && ws->numel() != m) return std::nullopt;
@@ -291,7 +291,7 @@ std::optional<Int8Conv> conv_integer(const Node& n, const GraphFacts& f) {
     for (int64_t i = 0; i < wz->numel(); ++i)
       if (wz->data<int8_t>()[i] != 0) return std::nullopt;
   }
-  auto geo = conv_geometry_of(n, f.dims(x), *w);
+  auto geo = conv_geometry_of(n, f.dims(x), w->dims());
   if (!geo) return std::nullopt;
   Int8Conv c{.geo = *geo, .x = x, .w = w, .w_scale = {1.f}, .int32_result = true};
   c.xp = QuantParams{.type = xt, .scale = {1.f}, .zero_point = {0}};
