@@ -6,7 +6,7 @@ Usage: /usr/bin/python3 bench/report.py RESULTS --threads N [--baseline DIR] [--
 RESULTS/NAME/ holds kiln_<round>.json and ort_<round>.json (the JSON line of `kiln bench --json`
 and of tools/ort/bench.js --json, stderr in the matching .err), kiln_run.err and ort_run.err, and
 compare.json from bench/compare_outputs.py. Each side's figure is its round with the lowest p50.
-A quantized row (NAME@int8, NAME@int8-dynamic) also gets its p50 over kiln's fp32 p50 of NAME
+A quantized row (NAME@int8, NAME@int8-dynamic, NAME@bf16, NAME@fp16) also gets its p50 over kiln's fp32 p50 of NAME
 when NAME ran too. Peak RSS is each side's peak_rss_mb (getrusage) in its best round; with
 --baseline DIR (kiln_0.json and ort_0.json of a one-Identity model), each side's is net of what its
 process costs there (kiln's binary and thread pool; node with onnxruntime-node), named in the
@@ -208,7 +208,7 @@ def main():
               f"kiln {fmt_mb(base_rss.get('kiln'))} MB, node with onnxruntime-node "
               f"{fmt_mb(base_rss.get('ort'))} MB.")
     print()
-    print("| model | kiln p50 ms | ORT p50 ms | kiln / ORT | int8 / kiln fp32 | kiln session ms | ORT session ms "
+    print("| model | kiln p50 ms | ORT p50 ms | kiln / ORT | quantized / kiln fp32 | kiln session ms | ORT session ms "
           "| kiln RSS MB | ORT RSS MB | kiln / ORT RSS | outputs agree |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:

@@ -17,7 +17,9 @@
 #
 # A model written NAME@int8 or NAME@int8-dynamic is NAME quantized by kiln first (`kiln quantize
 # --mode static`, per-channel weights, calibrated on 16 seeded random sets; or `--mode dynamic`),
-# into WORK/quantized/: kiln and ONNX Runtime then run that same int8 file, its outputs agree at a
+# NAME@bf16 or NAME@fp16 converted (`kiln quantize --mode bf16|fp16`: reduced-precision weights read
+# through a Cast, which kiln computes in bf16 where the CPU has it and ONNX Runtime in float32),
+# into WORK/quantized/: kiln and ONNX Runtime then run that same file, its outputs agree at a
 # cosine similarity of 0.99 (the two runtimes may round a requantization differently), and the
 # table says how its p50 compares with kiln's fp32 one when NAME is in the same run.
 #
@@ -128,7 +130,8 @@ print(" ".join({d.dim_param for i in m.graph.input for d in i.type.tensor_type.s
   case ${m#*@} in
     int8) how=(--mode static --per-channel --calibrate-random 16 "${dims[@]}") ;;
     int8-dynamic) how=(--mode dynamic "${dims[@]}") ;;
-    *) echo "bench/run.sh: unknown precision in '$m' (int8 or int8-dynamic)" >&2; exit 2 ;;
+    bf16 | fp16) how=(--mode "${m#*@}") ;;
+    *) echo "bench/run.sh: unknown precision in '$m' (int8, int8-dynamic, bf16 or fp16)" >&2; exit 2 ;;
   esac
   echo "== quantizing $base (${m#*@})" >&2
   "$kiln" quantize "$models_dir/$base.onnx" -o "${model_path[$m]}" "${how[@]}" --latency-runs 0 \

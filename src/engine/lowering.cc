@@ -191,7 +191,7 @@ int Lowering::constant_slot(const Value* v) {
 }
 
 std::optional<dnnl::memory::desc> Lowering::layout(const Value* v) const {
-  if (facts_.constant(v)) return std::nullopt;
+  if (facts_.has_constant(v)) return std::nullopt;
   return plan_.slots[slots_of(v).primary].md;
 }
 

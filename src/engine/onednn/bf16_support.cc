@@ -19,14 +19,16 @@ bool native_bf16() {
   return has;
 }
 
-bool stored_bf16(const Value* w, const GraphFacts& f) {
+const Tensor* stored_bf16_tensor(const Value* w, const GraphFacts& f) {
   const Node* cast = w ? w->producer : nullptr;
   if (!is_op(cast, "Cast") || !cast->has_input(0) ||
       attr_int(*cast, "to", 0) != static_cast<int64_t>(DataType::kFloat))
-    return false;
+    return nullptr;
   const Tensor* t = f.constant(cast->inputs[0]);
-  return t && t->dtype() == DataType::kBFloat16;
+  return t && t->dtype() == DataType::kBFloat16 ? t : nullptr;
 }
+
+bool stored_bf16(const Value* w, const GraphFacts& f) { return stored_bf16_tensor(w, f) != nullptr; }
 
 bool use_bf16(const EngineOptions& opts, const Value* w, const GraphFacts& f) {
   const bool stored = !opts.bf16 && stored_bf16(w, f);

@@ -9,6 +9,7 @@
 #include "engine/engine_options.h"
 
 namespace kiln {
+class Tensor;
 class Value;
 }
 
@@ -21,5 +22,8 @@ bool native_bf16();
 bool use_bf16(const EngineOptions& opts, const Value* w, const GraphFacts& f);
 // Whether w is a bfloat16 constant read through a Cast to float32.
 bool stored_bf16(const Value* w, const GraphFacts& f);
+// That bfloat16 constant (null when w is not one): what a bf16 primitive packs its weights from,
+// so that the Cast's float32 result is never made (GraphFacts computes it only when asked).
+const Tensor* stored_bf16_tensor(const Value* w, const GraphFacts& f);
 
 }  // namespace kiln::engine

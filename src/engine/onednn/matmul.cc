@@ -110,7 +110,7 @@ std::optional<Product> matmul_product(const Node& n, const GraphFacts& f, const 
   Product p;
   p.out = *od;
   const int64_t K = ad->back();
-  if (f.constant(b) && bd->size() == 2 && !f.constant(a)) {
+  if (f.has_constant(b) && bd->size() == 2 && !f.has_constant(a)) {
     if ((*bd)[0] != K) return {};
     int64_t m = 1;
     for (size_t i = 0; i + 1 < ad->size(); ++i) m *= (*ad)[i];
@@ -165,7 +165,7 @@ std::optional<Product> gemm_product(const Node& n, const GraphFacts& f) {
   p.dst = {M, N};
   p.alpha = attr_float(n, "alpha");
   p.beta = attr_float(n, "beta");
-  p.weights_mode = f.constant(b) && !f.constant(a);
+  p.weights_mode = f.has_constant(b) && !f.has_constant(a);
   if (p.alpha != 1 && !p.weights_mode) return {};
   if (n.has_input(2)) {
     p.c = n.inputs[2];
@@ -320,7 +320,10 @@ bool build_product(Group& g, Lowering& lw) {
   step->threads = threads;
   const int a_slot = bf16 ? lw.in_layout(p.a.value, plain_md(*f.dims(p.a.value), dt::bf16)) : lw.plain(p.a.value);
   step->bind_input(DNNL_ARG_SRC, a_slot, made.pd.src_desc(), *f.dims(p.a.value));
-  if (p.weights_mode) {
+  if (const Tensor* stored = bf16 && p.alpha == 1 ? stored_bf16_tensor(p.b.value, f) : nullptr) {
+    step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*stored, strided_md(p.b.dims, p.b.strides, dt::bf16),
+                                                           made.pd.weights_desc()));
+  } else if (p.weights_mode) {
     const Tensor w = weights_of(p, f);
     step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(w, strided_md(p.b.dims, p.b.strides, dt::f32),
                                                            made.pd.weights_desc()));
