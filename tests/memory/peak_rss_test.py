@@ -15,7 +15,9 @@ at twice its weights while the parse held the file's pages and the parsed copy t
 external one at twice as the mapped pages stayed beside their packed copies. A third model is the
 same MLP with int8 weights in the QDQ form: the engine's constant folding once decoded every
 weight's DequantizeLinear to float while planning (the static int8 ResNet-50 peaked at 167 MB
-against ONNX Runtime's 62); its bound is 2.6 x the int8 weights.
+against ONNX Runtime's 62); its bound is 2.6 x the int8 weights. A fourth has bf16 weights
+behind a Cast (kiln quantize --mode bf16's form), packed from the bf16 bytes where the CPU has
+native bf16: 2.6 x the bf16 weights.
 
 The models are written by a child process (this script with --make): Linux carries a process's
 peak RSS over fork and exec, so kiln started from a Python that had held the weights would report
@@ -31,7 +33,7 @@ WEIGHT_MB = HIDDEN * HIDDEN * 4 * LAYERS / 2**20
 ARENA_MB = 1.0
 
 
-def make_model(path, external, int8=False):
+def make_model(path, external, int8=False, bf16=False):
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -51,6 +53,11 @@ def make_model(path, external, int8=False):
                       helper.make_node("DequantizeLinear", [f"xq{i}", "sx", "zx"], [f"xd{i}"]),
                       helper.make_node("DequantizeLinear", [f"wq{i}", f"sw{i}"], [f"w{i}"])]
             x = f"xd{i}"
+        elif bf16:  # what kiln quantize --mode bf16 writes: bfloat16 bytes read through a Cast
+            bits = (w.view(np.uint32) + 0x8000 >> 16).astype(np.uint16)
+            t = helper.make_tensor(f"wb{i}", TensorProto.BFLOAT16, w.shape, bits.tobytes(), raw=True)
+            inits.append(t)
+            nodes.append(helper.make_node("Cast", [f"wb{i}"], [f"w{i}"], to=TensorProto.FLOAT))
         else:
             inits.append(numpy_helper.from_array(w, f"w{i}"))
         nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"]))
@@ -89,6 +96,7 @@ def make_all(work):
     for external in (False, True):
         make_model(os.path.join(work, f"mlp_{'external' if external else 'embedded'}.onnx"), external)
     make_model(os.path.join(work, "mlp_int8.onnx"), False, int8=True)
+    make_model(os.path.join(work, "mlp_bf16.onnx"), False, bf16=True)
 
 
 def main():
@@ -119,6 +127,18 @@ def main():
         failed |= not ok
         print(f"{'ok' if ok else 'FAIL'}: mlp_int8.onnx: peak RSS {r['peak_rss_mb']:.0f} MB, bound {bound8:.0f} MB "
               f"(kiln alone {base:.0f} + 2.6 x {int8_mb:.0f} MB of int8 weights + {ARENA_MB:.0f})")
+    # The bf16 model: packed in bf16 from the stored bytes where the CPU computes bf16 natively,
+    # never decoded to float32 (64 MiB of bf16, 128 of float): 2.6 x the bf16 weights.
+    r = bench(kiln, os.path.join(work, "mlp_bf16.onnx"), inputs)
+    bf16_mb = WEIGHT_MB / 2
+    if not r.get("kernels", {}).get("onednn.matmul_bf16"):
+        print(f"skipped: mlp_bf16.onnx: no native bf16 on this CPU (plan kernels {r.get('kernels')})")
+    else:
+        bound16 = base + 2.6 * bf16_mb + ARENA_MB
+        ok = r["peak_rss_mb"] <= bound16
+        failed |= not ok
+        print(f"{'ok' if ok else 'FAIL'}: mlp_bf16.onnx: peak RSS {r['peak_rss_mb']:.0f} MB, bound {bound16:.0f} MB "
+              f"(kiln alone {base:.0f} + 2.6 x {bf16_mb:.0f} MB of bf16 weights + {ARENA_MB:.0f})")
     return 1 if failed else 0
 
 
