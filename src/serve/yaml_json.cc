@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -160,21 +159,43 @@ class Converter {
   int values_ = 0;
 };
 
+// The 1-based line of a document marker ("---" or "..." at a line's start) after the first
+// document's content began, or 0: such a line starts or ends a document, never a value.
+int second_document_line(std::string_view text) {
+  bool content = false;
+  int line = 0;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view l = text.substr(at, end - at);
+    ++line;
+    at = end + 1;
+    const bool marker = (l.substr(0, 3) == "---" || l.substr(0, 3) == "...") &&
+                        (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (marker && content) return line;
+    const size_t first = l.find_first_not_of(" \t\r");
+    if (!marker && first != std::string_view::npos && l[first] != '#' && l[first] != '%') content = true;
+    if (marker && l.substr(0, 3) == "---" && l.find_first_not_of(" \t\r", 3) != std::string_view::npos) content = true;
+  }
+  return 0;
+}
+
 }  // namespace
 
 json yaml_to_json(std::string_view text, const std::string& what) {
-  std::vector<YAML::Node> docs;
+  const int second = second_document_line(text);
+  KILN_CHECK(second == 0, ErrorKind::kBadInput, "'{}' line {}: a second YAML document: one is read", what, second);
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    // Load, not LoadAll: yaml-cpp 0.7's LoadAll allocates without end on a stray ',' at the top
+    // (found by YamlJson.RandomEditsEndInAValueOrAnError); documents are counted above instead.
+    doc = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     fail(ErrorKind::kBadInput, "'{}' line {}, column {}: not YAML: {}", what, e.mark.line + 1, e.mark.column + 1,
          e.msg);
   }
-  KILN_CHECK(docs.size() <= 1, ErrorKind::kBadInput, "'{}' holds {} YAML documents: one is read", what,
-             docs.size());
-  if (docs.empty()) return json(nullptr);
+  if (!doc.IsDefined()) return json(nullptr);
   try {
-    return Converter(what).convert(docs[0], 0);
+    return Converter(what).convert(doc, 0);
   } catch (const YAML::Exception& e) {  // yaml-cpp's accessors on a damaged node
     fail(ErrorKind::kBadInput, "'{}' line {}, column {}: {}", what, e.mark.line + 1, e.mark.column + 1, e.msg);
   }

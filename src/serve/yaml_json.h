@@ -20,7 +20,7 @@ namespace kiln::serve {
 inline constexpr int kMaxYamlDepth = 64;
 inline constexpr int kMaxYamlValues = 100000;
 
-// The first document of `text` (a stream of several documents is refused).
+// The one document of `text` (a second one, after a "---" or "..." line, is refused).
 nlohmann::json yaml_to_json(std::string_view text, const std::string& what);
 
 }  // namespace kiln::serve

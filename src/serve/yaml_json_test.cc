@@ -1,5 +1,6 @@
 #include "serve/yaml_json.h"
 
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -99,7 +100,12 @@ TEST(YamlJson, RefusalsNameTheFileAndLine) {
   EXPECT_NE(error_of("a: .inf\n").find("infinities"), std::string::npos);
   EXPECT_NE(error_of("a: !!int x\n").find("not a value of its tag"), std::string::npos);
   EXPECT_NE(error_of("a: !custom 1\n").find("tag '!custom'"), std::string::npos);
-  EXPECT_NE(error_of("a: 1\n---\nb: 2\n").find("2 YAML documents"), std::string::npos);
+  EXPECT_NE(error_of("a: 1\n---\nb: 2\n").find("line 2: a second YAML document"), std::string::npos);
+  EXPECT_NE(error_of("a: 1\n...\n").find("line 2: a second YAML document"), std::string::npos);
+  EXPECT_EQ(yaml_to_json("# c\n---\na: 1\n", "p.yaml"), json({{"a", 1}}));  // one document, marked
+  EXPECT_EQ(yaml_to_json("--- {a: 1}\n", "p.yaml"), json({{"a", 1}}));
+  EXPECT_EQ(yaml_to_json("a: |\n  ---\n", "p.yaml"), json({{"a", "---\n"}}));  // inside a value
+  EXPECT_TRUE(yaml_to_json(",\n", "p.yaml").is_null());  // yaml-cpp's LoadAll never ended on it
   EXPECT_NE(error_of("a: [1\n").find("not YAML"), std::string::npos);
 }
 
@@ -123,6 +129,42 @@ TEST(YamlJson, AliasBombIsRefusedNotExpanded) {
   // A few aliases are read as the values they stand for.
   const json j = yaml_to_json("base: &t [x86-64]\ntargets: *t\n", "p.yaml");
   EXPECT_EQ(j["targets"], json::array({"x86-64"}));
+}
+
+// Random edits of a pipeline (bytes replaced, inserted, deleted; YAML's indicators favoured) end
+// in a value or a kiln::Error, never in another exception, a crash or a hang: a pipeline file may
+// come from anyone's repository.
+TEST(YamlJson, RandomEditsEndInAValueOrAnError) {
+  const std::string seed =
+      "# pipeline\nmodel: m.onnx\ntargets: [x86-64, \"x86-64-v3\"]\ncompile:\n  runs: 20\n  quantize: {mode: "
+      "dynamic}\n  shapes:\n    - batch=1..8\nbase: &b {max_abs: 1e-3}\ntolerance: *b\nnote: |\n  two\n  lines\n";
+  const std::string alphabet = "[]{}:,-?&*!|>'\"#%@` \n\t\\abcxyz019.~";
+  std::mt19937 rng(15);
+  int values = 0, errors = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string t = seed;
+    const int edits = 1 + static_cast<int>(rng() % 8);
+    for (int e = 0; e < edits && !t.empty(); ++e) {
+      const size_t at = rng() % t.size();
+      const char c = rng() % 4 ? alphabet[rng() % alphabet.size()] : static_cast<char>(rng() % 256);
+      switch (rng() % 3) {
+        case 0: t[at] = c; break;
+        case 1: t.insert(at, 1, c); break;
+        default: t.erase(at, 1 + rng() % 4); break;
+      }
+    }
+    try {
+      yaml_to_json(t, "p.yaml");
+      ++values;
+    } catch (const Error& e) {
+      ASSERT_EQ(e.kind(), ErrorKind::kBadInput) << e.what();
+      ++errors;
+    } catch (const std::exception& e) {
+      FAIL() << "not a kiln::Error: " << e.what() << " on:\n" << t;
+    }
+  }
+  EXPECT_GT(values, 100);
+  EXPECT_GT(errors, 100);
 }
 
 }  // namespace
