@@ -84,8 +84,10 @@ int profile(const ProfileOptions& o) {
     write_file_atomically(o.trace, json_text(chrome_trace(r.data, getpid(), getpid())) + "\n");
   if (!o.html.empty()) write_file_atomically(o.html, profile_html(r));
   std::optional<PrecisionForecast> forecast;
-  if (!o.predict.empty())
-    forecast = forecast_precision(r.data, r.summary, r.peak, parse_reduced_precision(o.predict));
+  if (!o.predict.empty()) {
+    const ReducedPrecision p = parse_reduced_precision(o.predict);
+    forecast = forecast_precision(r.data, r.summary, r.peak, p, measured_gemm_gain(p, r.peak.threads));
+  }
   if (o.json) {
     nlohmann::ordered_json j = profile_json(r);
     if (forecast) j["forecast"] = forecast_json(*forecast);

@@ -115,7 +115,8 @@ int run_predict(const QuantizeArgs& a) {
       measure_profile({.model = a.model, .threads = a.threads, .level = a.level, .seed = a.seed,
                        .dims = a.dims, .allow_newer_opset = a.allow_newer_opset});
   const ProfileReport& r = measured.report;
-  std::cout << forecast_text(forecast_precision(r.data, r.summary, r.peak, *precision));
+  std::cout << forecast_text(
+      forecast_precision(r.data, r.summary, r.peak, *precision, measured_gemm_gain(*precision, r.peak.threads)));
   return 0;
 }
 

@@ -1,10 +1,15 @@
 #include "profile/precision_forecast.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "engine/onednn/gemm_probe.h"
 #include "profile/report_format.h"
 #include "support/error.h"
 
@@ -41,7 +46,44 @@ std::pair<double, double> weight_and_activation_bytes(const ProfiledNode& n) {
   return {weights, rest};
 }
 
+int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+  return p;
+}
+
+// The node's work as one (m x k) by (k x n) product: a Conv of group 1 as its im2col form, a
+// MatMul or Gemm with 2-D weights; nullopt for the rest (grouped convs, batched products).
+std::optional<std::tuple<int64_t, int64_t, int64_t>> product_shape(const ProfiledNode& n) {
+  if (n.inputs.size() < 2 || n.outputs.empty() || !n.inputs[0].present || !n.inputs[1].present ||
+      !n.outputs[0].present)
+    return std::nullopt;
+  const auto &x = n.inputs[0].dims, &w = n.inputs[1].dims, &y = n.outputs[0].dims;
+  if (n.op_type == "Conv") {
+    if (x.size() < 3 || w.size() != x.size() || y.size() != x.size() || w[1] != x[1]) return std::nullopt;
+    return std::tuple{y[0] * product(y, 2, y.size()), w[1] * product(w, 2, w.size()), w[0]};
+  }
+  if ((n.op_type == "MatMul" || n.op_type == "Gemm") && w.size() == 2 && !y.empty()) {
+    const int64_t cols = y.back(), rows = product(y, 0, y.size() - 1);
+    return std::tuple{rows, w[0] * w[1] / std::max<int64_t>(cols, 1), cols};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+GemmGain measured_gemm_gain(ReducedPrecision precision, int threads) {
+  using engine::GemmPrecision;
+  const GemmPrecision reduced = precision == ReducedPrecision::kBf16 ? GemmPrecision::kBf16 : GemmPrecision::kInt8;
+  auto seen = std::make_shared<std::map<std::tuple<int64_t, int64_t, int64_t>, double>>();
+  return [=](int64_t m, int64_t k, int64_t n) {
+    const auto key = std::tuple{m, k, n};
+    if (auto it = seen->find(key); it != seen->end()) return it->second;
+    const double f32 = engine::measure_gemm_ops(GemmPrecision::kF32, m, k, n, threads);
+    const double r = engine::measure_gemm_ops(reduced, m, k, n, threads);
+    return (*seen)[key] = f32 > 0 && r > 0 ? r / f32 : 0.0;
+  };
+}
 
 const char* precision_name(ReducedPrecision p) {
   switch (p) {
@@ -60,7 +102,7 @@ ReducedPrecision parse_reduced_precision(const std::string& s) {
 }
 
 PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSummary& summary,
-                                     const MachinePeak& peak, ReducedPrecision precision) {
+                                     const MachinePeak& peak, ReducedPrecision precision, const GemmGain& gain) {
   PrecisionForecast f;
   f.precision = precision;
   f.fp32_ms = summary.latency.mean_ms;
@@ -100,10 +142,18 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
           const double in = pn.inputs.empty() ? 0 : pn.inputs[0].bytes;
           reduced_bytes = weights / 4 + (activations - in) + 2 * in + in / 4 + in / 4;
         }
+        double node_peak = reduced_peak;  // at the node's own product shape, when measured
+        if (const auto shape = gain ? product_shape(pn) : std::nullopt) {
+          const auto [m, k, nn] = *shape;
+          if (const double g = gain(m, k, nn); g > 0) {
+            node_peak = fp32_peak * g;
+            ++f.shapes_measured;
+          }
+        }
         const double roof_fp32 = std::max(flops / fp32_peak, bytes / bandwidth);
-        const double roof_reduced = std::max(flops / reduced_peak, reduced_bytes / bandwidth);
+        const double roof_reduced = std::max(flops / node_peak, reduced_bytes / bandwidth);
         n.predicted_ms = overhead + (w.ms - overhead) * roof_reduced / roof_fp32;
-        n.basis = flops / reduced_peak >= reduced_bytes / bandwidth ? "compute-bound" : "memory-bound";
+        n.basis = flops / node_peak >= reduced_bytes / bandwidth ? "compute-bound" : "memory-bound";
       }
     } else if (precision == ReducedPrecision::kInt8Static && moves_int8(w.op_type)) {
       n.reduced = true;
@@ -117,9 +167,11 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
   f.note = fmt::format(
       "from this profile ({} runs) and this CPU's measures: oneDNN's matmul {:.1f}x faster in {} "
       "({} vs {} GOP/s), memory {} GB/s; each changed node keeps the share of its roofline it "
-      "reached in fp32",
+      "reached in fp32{}",
       summary.runs, compute_gain, bf16 ? "bf16" : "int8", format_rate(gemm_reduced),
-      format_rate(peak.gemm_f32_gops), format_rate(peak.gbps()));
+      format_rate(peak.gemm_f32_gops), format_rate(peak.gbps()),
+      f.shapes_measured ? fmt::format(", {} nodes scaled by oneDNN's matmul at their own shape", f.shapes_measured)
+                        : std::string());
   if (!f.native)
     f.note = bf16 ? "this CPU has no native bf16 (no AVX-512 BF16 or AMX): bf16 would be emulated, "
                     "and no faster than fp32"

@@ -6,7 +6,9 @@
 //   - a node the precision changes (Conv, MatMul, Gemm ...) keeps the share of its roofline it
 //     reached in fp32: its time less a fixed step overhead scales by
 //     max(F / P_reduced, B' / BW) / max(F / P_fp32, B / BW), with P_reduced the fp32 peak times
-//     the speedup oneDNN's matmul showed in the reduced precision, B' the bytes it moves in the
+//     the speedup oneDNN's matmul showed in the reduced precision (at the node's own product
+//     shape when a GemmGain measures it: a batch-1 layer reaches less of AMX's peak than a large
+//     product does; else at the peak probe's 256 x 1024 x 1024), B' the bytes it moves in the
 //     reduced form (int8: a quarter; bf16: half; dynamic int8: the weights a quarter, the float
 //     activation read once more to quantize it);
 //   - in static int8, the data-movement ops between quantized nodes (Relu, pools, Add, Concat,
@@ -15,6 +17,8 @@
 // `kiln quantize --predict` prints it; the quantize report puts it beside the measured speedup.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,12 +50,21 @@ struct PrecisionForecast {
   double predicted_ms = 0;
   std::vector<NodeForecast> nodes;  // the main graph's nodes, most fp32 time first
   std::string note;                 // one line on what the figure rests on
+  int shapes_measured = 0;          // nodes whose gain was measured at their own product shape
 
   double speedup() const { return predicted_ms > 0 ? fp32_ms / predicted_ms : 0; }
 };
 
+// The speedup of the reduced precision over fp32 that oneDNN's matmul shows on an (m x k) by
+// (k x n) product here; 0 or less when it cannot tell.
+using GemmGain = std::function<double(int64_t m, int64_t k, int64_t n)>;
+// Measures it (oneDNN's matmul in both precisions at that shape, `threads` threads), each shape
+// once.
+GemmGain measured_gemm_gain(ReducedPrecision precision, int threads);
+
 PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSummary& summary,
-                                     const MachinePeak& peak, ReducedPrecision precision);
+                                     const MachinePeak& peak, ReducedPrecision precision,
+                                     const GemmGain& gain = {});
 
 nlohmann::ordered_json forecast_json(const PrecisionForecast& f);
 // A text block: the model's figure, then the nodes with the most time saved.

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "support/error.h"
 
 namespace kiln {
@@ -75,6 +78,39 @@ TEST(PrecisionForecast, StaticInt8ScalesComputeByTheMatmulGainAndMovesQuarterByt
   // The run's time outside the nodes (0.4 ms) stays.
   EXPECT_NEAR(f.fp32_ms - f.predicted_ms, (1.0 - fc.predicted_ms) + (0.4 - relu.predicted_ms), 1e-9);
   EXPECT_GT(f.speedup(), 1.0);
+}
+
+// With a GemmGain, a product node is scaled by the gain measured at its own shape (m x k by k x n)
+// instead of the probe's 256 x 1024 x 1024 one.
+TEST(PrecisionForecast, AGemmGainScalesEachProductAtItsOwnShape) {
+  ProfileData d = three_nodes();
+  auto shape = [](std::vector<int64_t> dims) {
+    OperandShape o;
+    o.present = true;
+    o.dims = std::move(dims);
+    o.bytes = 4.0 * static_cast<double>(o.dims[0] * o.dims[1]);
+    return o;
+  };
+  d.nodes[0].inputs = {shape({8, 64}), shape({64, 32})};
+  d.nodes[0].outputs = {shape({8, 32})};
+  d.nodes[0].cost.bytes = 1e5;  // as before: compute-bound
+  const MachinePeak p = peak(false);
+  const ProfileSummary s = summarize(d, p.roofline());
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> asked;
+  const GemmGain gain = [&](int64_t m, int64_t k, int64_t n) {
+    asked.emplace_back(m, k, n);
+    return 2.0;
+  };
+  const PrecisionForecast f = forecast_precision(d, s, p, ReducedPrecision::kInt8Static, gain);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], std::make_tuple(int64_t{8}, int64_t{64}, int64_t{32}));
+  EXPECT_NEAR(find(f, "fc").predicted_ms, 0.004 + (1.0 - 0.004) / 2, 1e-9);  // 2x, not the probe's 3x
+  EXPECT_EQ(f.shapes_measured, 1);
+  // A gain it cannot tell (0) leaves the probe's figure.
+  const PrecisionForecast g = forecast_precision(d, s, p, ReducedPrecision::kInt8Static,
+                                                 [](int64_t, int64_t, int64_t) { return 0.0; });
+  EXPECT_NEAR(find(g, "fc").predicted_ms, 0.004 + (1.0 - 0.004) / 3, 1e-9);
+  EXPECT_EQ(g.shapes_measured, 0);
 }
 
 TEST(PrecisionForecast, DynamicInt8ChangesOnlyTheMatrixProducts) {
