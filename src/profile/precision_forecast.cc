@@ -120,6 +120,9 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
           : (bf16 ? peak.bf16_gflops : peak.int8_gops) / std::max(peak.gflops, 1e-9);
   const double reduced_peak = fp32_peak * compute_gain;
   double saved_ms = 0;
+  std::set<const Node*> profiled;  // nodes that ran as steps of their own
+  for (const ProfiledNode& pn : data.nodes)
+    if (pn.node) profiled.insert(pn.node);
   for (const WorkStats& w : summary.nodes) {
     if (w.depth != 0 || w.entry < 0) continue;
     const ProfiledNode& pn = data.nodes.at(w.entry);
@@ -162,6 +165,20 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
     }
     saved_ms += n.fp32_ms - n.predicted_ms;
     f.nodes.push_back(std::move(n));
+    // Static int8: a residual Add that rode in this conv's step in fp32 (a sum post-op) becomes a
+    // step of its own between QDQ pairs: two int8 tensors read, one written, at the bandwidth.
+    if (precision == ReducedPrecision::kInt8Static && f.native && w.op_type == "Conv" && pn.node &&
+        !pn.node->outputs.empty() && pn.node->outputs[0] && !pn.outputs.empty() && bandwidth > 0) {
+      for (const Use& u : pn.node->outputs[0]->uses) {
+        if (!u.node || u.node->op_type != "Add" || profiled.contains(u.node)) continue;
+        const double elems = pn.outputs[0].bytes / 4;  // the float output's elements
+        const double ms = kStepOverheadMs + 3 * elems / bandwidth * 1e3;
+        f.nodes.push_back({.node = u.node->name, .op_type = "Add", .kernel = "fused in fp32", .fp32_ms = 0,
+                           .predicted_ms = ms, .reduced = true, .basis = "an int8 step of its own"});
+        saved_ms -= ms;
+        break;
+      }
+    }
   }
   f.predicted_ms = std::max(f.fp32_ms - saved_ms, 1e-6);
   f.note = fmt::format(

@@ -12,7 +12,9 @@
 //     reduced form (int8: a quarter; bf16: half; dynamic int8: the weights a quarter, the float
 //     activation read once more to quantize it);
 //   - in static int8, the data-movement ops between quantized nodes (Relu, pools, Add, Concat,
-//     reshapes, reorders) move a quarter of the bytes;
+//     reshapes, reorders) move a quarter of the bytes, and a residual Add that ran inside a
+//     conv's step in fp32 (a sum post-op) is a step of its own: three int8 tensors' bytes at the
+//     memory bandwidth, plus a step's overhead;
 //   - every other node keeps its time.
 // `kiln quantize --predict` prints it; the quantize report puts it beside the measured speedup.
 #pragma once

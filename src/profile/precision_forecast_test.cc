@@ -113,6 +113,35 @@ TEST(PrecisionForecast, AGemmGainScalesEachProductAtItsOwnShape) {
   EXPECT_EQ(g.shapes_measured, 0);
 }
 
+// Static int8: a residual Add fused into a conv's step in fp32 costs a step of its own (three
+// int8 tensors at the bandwidth, plus the step overhead); one that ran as its own step does not.
+TEST(PrecisionForecast, StaticInt8AddsTheResidualAddsFusedInFp32) {
+  Graph g;
+  Value *x = g.add_value("x"), *y = g.add_value("y"), *r = g.add_value("r"), *z = g.add_value("z");
+  Node* conv = g.add_node("Conv");
+  g.set_input(conv, 0, x);
+  g.set_output(conv, 0, y);
+  Node* add = g.add_node("Add");
+  add->name = "residual";
+  g.set_input(add, 0, y);
+  g.set_input(add, 1, r);
+  g.set_output(add, 0, z);
+  ProfileData d = three_nodes();
+  d.nodes[0].op_type = "Conv";
+  d.nodes[0].node = conv;
+  d.nodes[0].outputs[0].bytes = 4e6;  // a million floats
+  const MachinePeak p = peak(false);  // 20 GB/s
+  const ProfileSummary s = summarize(d, p.roofline());
+  const PrecisionForecast f = forecast_precision(d, s, p, ReducedPrecision::kInt8Static);
+  const NodeForecast& a = find(f, "residual");
+  EXPECT_EQ(a.fp32_ms, 0);
+  EXPECT_NEAR(a.predicted_ms, 0.004 + 3e6 / 20e9 * 1e3, 1e-9);
+  EXPECT_EQ(a.basis, "an int8 step of its own");
+  // Dynamic int8 leaves convs in float: no such step.
+  const PrecisionForecast dyn = forecast_precision(d, s, p, ReducedPrecision::kInt8Dynamic);
+  for (const NodeForecast& n : dyn.nodes) EXPECT_NE(n.node, "residual");
+}
+
 TEST(PrecisionForecast, DynamicInt8ChangesOnlyTheMatrixProducts) {
   const ProfileData d = three_nodes();
   const MachinePeak p = peak(false);
