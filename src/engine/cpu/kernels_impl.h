@@ -281,12 +281,12 @@ inline float total(const KahanSum& a, const KahanSum& b) {
   return static_cast<float>(t);
 }
 
-// The sum of e^(x[i] - mx); with y, also y[i] = e^(x[i] - mx).
+// The sum of e^(x[i] - mx); with y, also y[i] = e^(x[i] - mx) (0 below FLT_MIN: exp_or_zero).
 float exp_sum(const float* x, float* y, int64_t n, Vec mx) {
   KahanSum s0, s1;
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    const Vec e0 = exp(Vec::load(x + i) - mx), e1 = exp(Vec::load(x + i + W) - mx);
+    const Vec e0 = exp_or_zero(Vec::load(x + i) - mx), e1 = exp_or_zero(Vec::load(x + i + W) - mx);
     if (y) {
       e0.store(y + i);
       e1.store(y + i + W);
@@ -295,13 +295,13 @@ float exp_sum(const float* x, float* y, int64_t n, Vec mx) {
     s1.add(e1);
   }
   for (; i + W <= n; i += W) {
-    const Vec e = exp(Vec::load(x + i) - mx);
+    const Vec e = exp_or_zero(Vec::load(x + i) - mx);
     if (y) e.store(y + i);
     s0.add(e);
   }
   if (i < n) {
     const int t = static_cast<int>(n - i);
-    const Vec e = exp(Vec::load_or(x + i, t, -kInf) - mx);  // e^-inf = 0 past the row
+    const Vec e = exp_or_zero(Vec::load_or(x + i, t, -kInf) - mx);  // e^-inf = 0 past the row
     if (y) e.store(y + i, t);
     s1.add(e);
   }
@@ -338,7 +338,7 @@ void softmax_strided_kernel(const float* x, float* y, int64_t len, int64_t strid
     for (int64_t k = 0; k < len; ++k) mx = max_nan(mx, at(x, k));
     KahanSum ks;
     for (int64_t k = 0; k < len; ++k) {
-      const Vec e = exp(at(x, k) - mx);
+      const Vec e = exp_or_zero(at(x, k) - mx);
       if (!log) put(e, k);
       ks.add(e);
     }
