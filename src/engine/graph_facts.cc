@@ -109,20 +109,19 @@ void GraphFacts::fold_constants(const std::unordered_map<const Value*, Tensor>& 
     }
     const OpSchema* schema = OpRegistry::global().find(n.domain, n.op_type);
     if (!schema || !schema->kernel || !schema->deterministic || has_subgraph(n)) continue;
-    bool all_constant = true;
-    for (const Value* in : n.inputs)
-      if (in && !in->is_constant() && !constants_.contains(in) && !deferred_.contains(in)) all_constant = false;
-    if (!all_constant) continue;
+    if (std::any_of(n.inputs.begin(), n.inputs.end(), [&](const Value* in) { return in && !has_constant(in); }))
+      continue;
     // Large outputs of known dims wait until asked for (constant()); the rest are computed now.
-    bool large = !n.outputs.empty();
-    for (const Value* out : n.outputs) {
-      const auto d = out ? dims_.find(out) : dims_.end();
-      if (!out) continue;
+    const auto is_large = [&](const Value* out) {
+      const auto d = dims_.find(out);
+      if (d == dims_.end()) return false;
       int64_t elems = 1;
-      if (d != dims_.end())
-        for (int64_t x : d->second) elems *= x;
-      if (d == dims_.end() || elems <= kEagerFoldElements) large = false;
-    }
+      for (int64_t x : d->second) elems *= x;
+      return elems > kEagerFoldElements;
+    };
+    const bool large = !n.outputs.empty() && std::all_of(n.outputs.begin(), n.outputs.end(), [&](const Value* out) {
+      return !out || is_large(out);
+    });
     if (large) {
       for (const Value* out : n.outputs)
         if (out) deferred_[out] = &n;

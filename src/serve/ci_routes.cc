@@ -9,6 +9,7 @@
 
 #include "serve/gate.h"
 #include "serve/http_reply.h"
+#include "serve/json_fields.h"
 #include "serve/job_queue.h"
 #include "serve/web_page.h"
 #include "spec/tensor_file.h"
@@ -158,9 +159,11 @@ class CiRoutes {
       if (!body.is_object())
         throw HttpError{400, "the body must be {\"tolerance\": {\"max_abs\": X, \"min_cosine\": Y}, "
                              "\"latency_regression\": Z} (each optional; {} removes the policy)"};
-      for (const auto& [k, v] : body.items())
-        if (k != "tolerance" && k != "latency_regression")
-          throw HttpError{400, "unknown field '" + k.substr(0, 100) + "' (known: tolerance, latency_regression)"};
+      try {
+        check_known_fields(body, {"tolerance", "latency_regression"}, "policy");
+      } catch (const Error& e) {
+        throw HttpError{400, e.what()};
+      }
       GateThresholds t;
       try {
         t = parse_gate_thresholds(body);
