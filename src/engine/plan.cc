@@ -98,6 +98,7 @@ std::string Plan::describe() const {
     out += " ->";
     for (const StepOutput& o : st->outputs)
       out += " " + slot(o.slot) + (o.share >= 0 ? fmt::format(" (shares #{})", o.share) : "");
+    if (st->threads == 1) out += " [1 thread]";  // too small for a parallel region to pay
     out += "\n";
     if (const std::string d = st->detail(); !d.empty()) out += "  " + d + "\n";
   }

@@ -58,7 +58,8 @@ class Step {
   std::vector<int> also_reads;  // slots read but not reported (values a subgraph uses)
   std::vector<StepOutput> outputs;
   std::vector<PlacedInput> placed_inputs;
-  int threads = 0;  // OpenMP threads the step runs with; 0: the plan's (threads_for_work)
+  int threads = 0;  // OpenMP threads the step runs with; kPlanThreads: the plan's; 0: not chosen yet
+                    // (Lowering::add chooses by the bytes moved)
 };
 
 }  // namespace kiln::engine

@@ -31,8 +31,8 @@ bool machine_is_quiet() {
 }
 }  // namespace
 
-int threads_for_work(double flops) { return flops < kSmallWork ? 1 : 0; }
-int threads_for_bytes(double bytes) { return bytes < kSmallBytes ? 1 : 0; }
+int threads_for_work(double flops) { return flops < kSmallWork ? 1 : kPlanThreads; }
+int threads_for_bytes(double bytes) { return bytes < kSmallBytes ? 1 : kPlanThreads; }
 
 ThreadScope::ThreadScope(int n) : previous_(omp_get_max_threads()) {
   if (n > 0) omp_set_num_threads(n);

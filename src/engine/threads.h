@@ -6,7 +6,11 @@
 
 namespace kiln::engine {
 
-// The threads for a step of `flops` arithmetic: 1 when small, else 0 (the plan's setting).
+// A step's threads when it uses the plan's (all of them). Not 0: a step's 0 means it has not
+// chosen, and Lowering::add then chooses by the bytes the step moves.
+constexpr int kPlanThreads = -1;
+
+// The threads for a step of `flops` arithmetic: 1 when small, else kPlanThreads.
 int threads_for_work(double flops);
 // The same for a memory-bound step moving `bytes`.
 int threads_for_bytes(double bytes);

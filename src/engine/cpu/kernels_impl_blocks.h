@@ -97,39 +97,59 @@ void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {
 // each weight register loaded serves R rows, each x value broadcast serves V registers. The last
 // register of a block may be partial (`lanes`).
 
-template <int R, int V>
+template <int R, int V, bool kPartial>
 inline void rows_block(const float* x, int64_t depth, const float* w, int64_t cols,
                        const float* bias, float* y, int64_t ldy, int lanes) {
-  const bool partial = lanes < W;  // the last register
+  // Everything indexed by r and v unrolled, the partial register known at compile time: the
+  // accumulators stay in registers (with a run-time test in the loop GCC kept them on the stack,
+  // a load and a store around every multiply-add: 4x slower).
+  const auto load = [&](const float* p, int v) {
+    return kPartial && v == V - 1 ? Vec::load(p, lanes) : Vec::load(p);
+  };
   Vec acc[R][V];
+#pragma GCC unroll 4
   for (int v = 0; v < V; ++v) {
-    const Vec b = v == V - 1 && partial ? Vec::load(bias + v * W, lanes) : Vec::load(bias + v * W);
+    const Vec b = load(bias + v * W, v);
+#pragma GCC unroll 4
     for (int r = 0; r < R; ++r) acc[r][v] = b;
   }
   for (int64_t k = 0; k < depth; ++k) {
     Vec wk[V];
-    for (int v = 0; v < V; ++v)
-      wk[v] = v == V - 1 && partial ? Vec::load(w + k * cols + v * W, lanes) : Vec::load(w + k * cols + v * W);
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) wk[v] = load(w + k * cols + v * W, v);
+#pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const Vec xr = Vec::all(x[r * depth + k]);
+#pragma GCC unroll 4
       for (int v = 0; v < V; ++v) acc[r][v] = fma(xr, wk[v], acc[r][v]);
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
-      if (v == V - 1 && partial) acc[r][v].store(y + r * ldy + v * W, lanes);
+      if (kPartial && v == V - 1) acc[r][v].store(y + r * ldy + v * W, lanes);
       else acc[r][v].store(y + r * ldy + v * W);
     }
+}
+
+template <int V, bool kPartial>
+inline void rows_panel(const float* x, int64_t rows, int64_t depth, const float* w, int64_t cols,
+                       const float* bias, float* y, int64_t ldy, int lanes) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4)
+    rows_block<4, V, kPartial>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+  // (Two rows together: each weight register serves both, and twice the independent chains.)
+  for (; r + 2 <= rows; r += 2)
+    rows_block<2, V, kPartial>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+  for (; r < rows; ++r) rows_block<1, V, kPartial>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
 }
 
 template <int V>
 inline void rows_panel(const float* x, int64_t rows, int64_t depth, const float* w, int64_t cols,
                        const float* bias, float* y, int64_t ldy, int lanes) {
-  int64_t r = 0;
-  for (; r + 4 <= rows; r += 4) rows_block<4, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
-  // (Two rows together: each weight register serves both, and twice the independent chains.)
-  for (; r + 2 <= rows; r += 2) rows_block<2, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
-  for (; r < rows; ++r) rows_block<1, V>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+  if (lanes < W) rows_panel<V, true>(x, rows, depth, w, cols, bias, y, ldy, lanes);
+  else rows_panel<V, false>(x, rows, depth, w, cols, bias, y, ldy, lanes);
 }
 
 void rows_times_matrix_kernel(const float* x, int64_t rows, int64_t depth, const float* w,

@@ -72,6 +72,22 @@ TEST(PatchDeconv, MatchesTheReference) {
     }
 }
 
+// A 2x upsampling of 64 -> 32 channels at 32x32 (a UNet's) is 16.8 MFLOP but moves under 1 MB:
+// it runs on the plan's threads, not on one as a step of few bytes would (it once did: the
+// step's "all threads" was read as "not chosen" and chosen again by its bytes).
+TEST(PatchDeconv, ManyFlopsOnFewBytesRunOnAllThreads) {
+  const Case c{{1, 64, 32, 32}, {64, 32, 2, 2}, {attr("strides", V{2, 2})}};
+  const auto s = expect_same_as_reference([&] { return patch_model(c, true); }, {random_tensor(c.x, 1)});
+  ASSERT_EQ(steps_of(s, "cpu.patch_deconv"), 1);
+  const size_t at = s.listing.find("cpu.patch_deconv");
+  const std::string line = s.listing.substr(at, s.listing.find('\n', at) - at);
+  EXPECT_EQ(line.find("[1 thread]"), std::string::npos) << line;
+  // and a step that small in both is marked as running on one
+  const Case small{{1, 4, 4, 4}, {4, 4, 2, 2}, {attr("strides", V{2, 2})}};
+  const auto t = expect_same_as_reference([&] { return patch_model(small, true); }, {random_tensor(small.x, 1)});
+  EXPECT_NE(t.listing.find("[1 thread]"), std::string::npos) << t.listing;
+}
+
 TEST(PatchDeconv, OtherGeometriesGoToOnednn) {
   const std::vector<Case> cases = {
       {{1, 4, 5, 5}, {4, 2, 2, 2}, {attr("strides", V{2, 2}), attr("group", int64_t{2})}},
