@@ -278,6 +278,7 @@ class FusePad final : public GraphPass {
         merged[spatial + i] += pads[rank + 2 + i];
       }
       set_attr_ints(*user, "pads", merged);
+      if (user->op_type == "AveragePool") set_attr_int(*user, "count_include_pad", 1);  // the Pad's zeros
       g.set_input(user, 0, pad->inputs[0]);
       ctx.applied("Pad folded into " + user->op_type, {node_label(*pad), node_label(*user)},
                   {node_label(*user)});
@@ -310,8 +311,12 @@ class FusePad final : public GraphPass {
     }
     const Attribute* ap = user.attr("auto_pad");
     if (ap && ap->s != "NOTSET") return user.op_type + " uses auto_pad " + ap->s;
-    if (user.op_type == "AveragePool" && attr_int(user, "count_include_pad") == 0)
-      return "AveragePool does not count pads (count_include_pad=0)";
+    // count_include_pad=0 with pads of its own: the Pad's zeros would be counted, its own not.
+    // Without pads of its own nothing was left out, and the folded pool counts every pad.
+    if (user.op_type == "AveragePool" && attr_int(user, "count_include_pad") == 0) {
+      for (int64_t q : attr_ints(user, "pads"))
+        if (q != 0) return "AveragePool has pads of its own that it does not count (count_include_pad=0)";
+    }
     return {};
   }
 

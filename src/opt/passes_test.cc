@@ -295,6 +295,26 @@ TEST(OptPad, ZeroPadFoldsIntoConv) {
   EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"Conv", 1}}));
 }
 
+// Inception v3 (torchvision): Pad then AveragePool 3x3 with count_include_pad=0 (ONNX's default)
+// and no pads of its own. Folded, the pool counts the pads (they were the Pad's zeros); with pads
+// of its own that it does not count it stays a near miss.
+TEST(OptPad, ZeroPadFoldsIntoAnAveragePoolWithoutPadsOfItsOwn) {
+  const std::string body = R"(
+      p = Constant <value = int64[8] {0, 0, 1, 1, 0, 0, 1, 1}> ()
+      xp = Pad(x, p)
+      a = AveragePool <kernel_shape = [3, 3], count_include_pad = 0> (xp)
+      xq = Pad(x, p)
+      b = AveragePool <kernel_shape = [3, 3], pads = [1, 0, 1, 0], count_include_pad = 1> (xq)
+      xr = Pad(x, p)
+      c = AveragePool <kernel_shape = [3, 3], pads = [1, 0, 1, 0], count_include_pad = 0> (xr)
+  )";
+  auto o = optimize_text(
+      model(17, "(float[1,2,5,6] x) => (float[1,2,5,6] a, float[1,2,7,6] b, float[1,2,7,6] c)", body),
+      {"fuse-pad", "dce"});
+  EXPECT_EQ(o.ops, (std::map<std::string, int64_t>{{"AveragePool", 3}, {"Pad", 1}}));
+  EXPECT_TRUE(near_missed(o.result, "fuse-pad", "does not count"));
+}
+
 TEST(OptGemm, MatMulAddAndTransposeBecomeOneGemm) {
   auto o = optimize_text(
       model(17, "(float[3,4] x) => (float[3,5] y)",
