@@ -19,7 +19,7 @@ void KernelContextStep::run(RunState& st) {
     if (inputs[i] >= 0) ptrs_[i] = &st.slots[inputs[i]];
   outs_.clear();
   KernelContext ctx(*node, ptrs_, outs_, subgraph_runner(st));
-  fn_(ctx);
+  invoke(ctx);
   for (size_t k = 0; k < out_index_.size(); ++k) {
     const int i = out_index_[k];
     KILN_CHECK(i < static_cast<int>(outs_.size()), ErrorKind::kRuntime,

@@ -32,6 +32,8 @@ class KernelContextStep : public Step {
  protected:
   // What runs the node's subgraphs in this run; null for a node without any.
   virtual SubgraphRunner* subgraph_runner(RunState& st) { return nullptr; }
+  // Runs the kernel: fn_, or a step's own call with what it prepared (native/recurrent_step.h).
+  virtual void invoke(KernelContext& ctx) { fn_(ctx); }
 
  private:
   const KernelFn& fn_;

@@ -9,7 +9,7 @@
 namespace kiln::engine::cpu {
 
 void gru_direction(const GruDims& d, int64_t dir, bool reverse, const float* x, const float* w,
-                   const float* r, const float* bias, float* h, float* y) {
+                   const float* r, const float* bias, float* h, float* y, const GruPacks& packs) {
   const int64_t S = d.seq, B = d.batch, H = d.hidden, G = 3 * H;
   const kiln::cpu::IsaKernels& k = kiln::cpu::kernels();
   // x W^T + Wb for every (step, batch) row, in X's row order, with the parts of Rb that add to
@@ -27,29 +27,91 @@ void gru_direction(const GruDims& d, int64_t dir, bool reverse, const float* x, 
   // linear_before_reset without a bias still scales by r: a zero Rbh selects that form.
   const std::vector<float> zeros(d.linear_before_reset && !rbh ? H : 0, 0.0f);
   if (d.linear_before_reset && !rbh) rbh = zeros.data();
+  // The packs in use: batch 1, and the form they were made for (3 gates, or 2 and a candidate).
+  const PackedRecurrent *packed = packs.gates, *packed_cand = packs.candidate;
+  const bool packs_fit = packed && packed->hidden() == H &&
+                         (d.linear_before_reset ? packed->gates() == 3
+                                                : packed->gates() == 2 && packed_cand && packed_cand->hidden() == H);
+  if (B != 1 || !packs_fit) packed = packed_cand = nullptr;
   std::vector<float> hr(static_cast<size_t>(B * G)), rh(static_cast<size_t>(B * H));
-  for (int64_t s = 0; s < S; ++s) {
-    const int64_t t = reverse ? S - 1 - s : s;
-    auto x_row = [&](int64_t b) { return xw.data() + (d.batch_first ? b * S + t : t * B + b) * G; };
-    if (d.linear_before_reset) {
-      gemm_bt("GRU", B, G, H, h, H, r, hr.data(), G);  // all three gates' h R^T
-    } else {
-      // z and r first; the candidate's product reads r * h.
-      gemm_bt("GRU", B, 2 * H, H, h, H, r, hr.data(), G);
-      for (int64_t b = 0; b < B; ++b)
-        k.gru_reset(x_row(b) + H, hr.data() + b * G + H, h + b * H, rh.data() + b * H, H);
-      gemm_bt("GRU", B, H, H, rh.data(), H, r + 2 * H * H, hr.data() + 2 * H, G);
-    }
-    for (int64_t b = 0; b < B; ++b) {
-      float* hb = h + b * H;
-      k.gru_cell(x_row(b), hr.data() + b * G, rbh, hb, H);
-      if (y) {
-        const int64_t at = d.batch_first ? ((b * S + t) * d.directions + dir) * H
-                                         : ((t * d.directions + dir) * B + b) * H;
-        std::copy(hb, hb + H, y + at);
+  // The state read by this step's products and the one its cells make (lstm.cc).
+  std::vector<float> other(static_cast<size_t>(B * H));
+  float* state[2] = {h, other.data()};
+  auto y_at = [&](int64_t t, int64_t b) {
+    return y + (d.batch_first ? ((b * S + t) * d.directions + dir) * H : ((t * d.directions + dir) * B + b) * H);
+  };
+  constexpr int64_t kPanel = PackedRecurrent::kPanel, kBlock = PackedRecurrent::kBlockUnits;
+  const int threads = recurrent_threads(G, H, B);
+  on_threads(threads, [&](int thread) {
+    const UnitRange u = unit_range(thread, threads, H);
+    const int64_t blocks = packed ? packed->blocks() : 0;
+    const int64_t b0 = blocks * thread / threads, b1 = blocks * (thread + 1) / threads;
+    // packed: per block, its gates per panel ((p * gates + g) * 16), then (without
+    // linear_before_reset) the candidate's, and one panel's three gates put together
+    std::vector<float> gh(static_cast<size_t>(packed ? (b1 - b0) * kBlock * 3 : 0));
+    float panel[3 * kPanel];
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t t = reverse ? S - 1 - s : s;
+      const float* h0 = state[s % 2];
+      float* h1 = state[(s + 1) % 2];
+      auto x_row = [&](int64_t b) { return xw.data() + (d.batch_first ? b * S + t : t * B + b) * G; };
+      if (packed) {
+        const float* xt = x_row(0);
+        const int64_t gates = packed->gates();
+        auto block_gh = [&](int64_t blk) { return gh.data() + (blk - b0) * kBlock * 3; };
+        for (int64_t blk = b0; blk < b1; ++blk) packed->product(blk, h0, block_gh(blk));
+        if (!d.linear_before_reset) {  // r * h of every unit before the candidates' products
+          for (int64_t blk = b0; blk < b1; ++blk) {
+            const UnitRange bu = packed->block_units(blk);
+            for (int64_t first = bu.first; first < bu.last; first += kPanel) {
+              const int64_t p = (first - bu.first) / kPanel, n = std::min(kPanel, bu.last - first);
+              k.gru_reset(xt + H + first, block_gh(blk) + (p * 2 + 1) * kPanel, h0 + first, rh.data() + first, n);
+            }
+          }
+#pragma omp barrier
+          for (int64_t blk = b0; blk < b1; ++blk)
+            packed_cand->product(blk, rh.data(), block_gh(blk) + kBlock * 2);
+        }
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const UnitRange bu = packed->block_units(blk);
+          float* bg = block_gh(blk);
+          for (int64_t first = bu.first; first < bu.last; first += kPanel) {
+            const int64_t p = (first - bu.first) / kPanel, n = std::min(kPanel, bu.last - first);
+            const float* g3 = bg + p * gates * kPanel;  // z, r, h of this panel, 16 apart
+            if (!d.linear_before_reset) {  // z from the first pack, the candidate from the second
+              std::copy(g3, g3 + kPanel, panel);
+              std::copy(bg + kBlock * 2 + p * kPanel, bg + kBlock * 2 + (p + 1) * kPanel, panel + 2 * kPanel);
+              g3 = panel;
+            }
+            std::copy(h0 + first, h0 + first + n, h1 + first);  // the cell reads and writes it
+            k.gru_cell(xt + first, g3, rbh ? rbh + first : nullptr, h1 + first, n, H, kPanel);
+          }
+          if (y) std::copy(h1 + bu.first, h1 + bu.last, y_at(t, 0) + bu.first);
+        }
+      } else {
+        if (d.linear_before_reset) {
+          gate_products("GRU", 3, B, H, u, h0, r, hr.data(), G);  // all three gates' h R^T
+        } else {
+          // z and r first; the candidate's product reads r * h of every unit.
+          gate_products("GRU", 2, B, H, u, h0, r, hr.data(), G);
+          for (int64_t b = 0; b < B; ++b)
+            k.gru_reset(x_row(b) + H + u.first, hr.data() + b * G + H + u.first, h0 + b * H + u.first,
+                        rh.data() + b * H + u.first, u.size());
+#pragma omp barrier
+          gate_products("GRU", 1, B, H, u, rh.data(), r + 2 * H * H, hr.data() + 2 * H, G);
+        }
+        for (int64_t b = 0; b < B; ++b) {
+          float* hb = h1 + b * H + u.first;
+          std::copy(h0 + b * H + u.first, h0 + b * H + u.last, hb);  // the cell reads and writes it
+          k.gru_cell(x_row(b) + u.first, hr.data() + b * G + u.first, rbh ? rbh + u.first : nullptr,
+                     hb, u.size(), H, H);
+          if (y) std::copy(hb, hb + u.size(), y_at(t, b) + u.first);
+        }
       }
+#pragma omp barrier
     }
-  }
+  });
+  if (S % 2 == 1) std::copy(other.begin(), other.end(), h);  // the last state is h's
 }
 
 }  // namespace kiln::engine::cpu

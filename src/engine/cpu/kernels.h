@@ -67,16 +67,20 @@ struct IsaKernels {
   void (*transpose_4b)(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
                        int64_t cols);
 
-  // One step of LSTM cells for n units (lstm.h): gx and gh [4n] the gates' input and recurrent
-  // products in ONNX's order i, o, f, c (biases already in gx), peep [3n] (i, o, f) or null; c
-  // and h [n] get the new cell and hidden state (c holds the old one).
+  // One step of LSTM cells for n units (lstm.h): gx and gh the gates' input and recurrent
+  // products in ONNX's order i, o, f, c, gate g's n values at gx + g * x_stride and gh + g *
+  // h_stride (biases already in gx), peep (i, o, f) at x_stride too, or null; c and h [n] get the
+  // new cell and hidden state (c holds the old one). Strides above n: a part of the units of a
+  // wider cell, or products laid out by runs of units (recurrent_gemm.h).
   void (*lstm_cell)(const float* gx, const float* gh, const float* peep, float* c, float* h,
-                    int64_t n);
-  // One step of GRU cells for n units (gru.h): gx and gh [3n] in ONNX's order z, r, h. gx holds
-  // x W^T + Wb plus Rb's z and r parts. With linear_before_reset, rbh [n] is Rb's h part (zeros
-  // when there is no bias) and gh's h part h Rh^T; without, rbh is null, Rb's h part is in gx and
-  // gh's h part is (r . h) Rh^T (gru_reset made r . h). h [n] gets the new state.
-  void (*gru_cell)(const float* gx, const float* gh, const float* rbh, float* h, int64_t n);
+                    int64_t n, int64_t x_stride, int64_t h_stride);
+  // One step of GRU cells for n units (gru.h): gx and gh in ONNX's order z, r, h, strided as
+  // lstm_cell's. gx holds x W^T + Wb plus Rb's z and r parts. With linear_before_reset, rbh [n]
+  // is Rb's h part (zeros when there is no bias) and gh's h part h Rh^T; without, rbh is null,
+  // Rb's h part is in gx and gh's h part is (r . h) Rh^T (gru_reset made r . h). h [n] gets the
+  // new state.
+  void (*gru_cell)(const float* gx, const float* gh, const float* rbh, float* h, int64_t n,
+                   int64_t x_stride, int64_t h_stride);
   // rh[k] = sigmoid(gx[k] + gh[k]) h[k], k < n: the reset gate applied to the state.
   void (*gru_reset)(const float* gx, const float* gh, const float* h, float* rh, int64_t n);
 

@@ -107,7 +107,7 @@ inline void rows_block(const float* x, int64_t depth, const float* w, int64_t co
     return kPartial && v == V - 1 ? Vec::load(p, lanes) : Vec::load(p);
   };
   Vec acc[R][V];
-#pragma GCC unroll 4
+#pragma GCC unroll 16
   for (int v = 0; v < V; ++v) {
     const Vec b = load(bias + v * W, v);
 #pragma GCC unroll 4
@@ -115,18 +115,18 @@ inline void rows_block(const float* x, int64_t depth, const float* w, int64_t co
   }
   for (int64_t k = 0; k < depth; ++k) {
     Vec wk[V];
-#pragma GCC unroll 4
+#pragma GCC unroll 16
     for (int v = 0; v < V; ++v) wk[v] = load(w + k * cols + v * W, v);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const Vec xr = Vec::all(x[r * depth + k]);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
       for (int v = 0; v < V; ++v) acc[r][v] = fma(xr, wk[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
+#pragma GCC unroll 16
     for (int v = 0; v < V; ++v) {
       if (kPartial && v == V - 1) acc[r][v].store(y + r * ldy + v * W, lanes);
       else acc[r][v].store(y + r * ldy + v * W);
@@ -154,8 +154,20 @@ inline void rows_panel(const float* x, int64_t rows, int64_t depth, const float*
 
 void rows_times_matrix_kernel(const float* x, int64_t rows, int64_t depth, const float* w,
                               int64_t cols, const float* bias, float* y, int64_t ldy) {
+  int64_t c = 0;
+  if (rows == 1) {
+    // A vector times a matrix (a recurrent step's product, recurrent_gemm.h): panels of 16
+    // registers (8 of AVX2's 16), enough chains to hide the multiply-add's latency; 4 ran at
+    // half the speed.
+    constexpr int64_t kRegs = W == 8 ? 8 : 16;
+    for (int64_t regs; (regs = std::min(kRegs, (cols - c) / W) / 4 * 4) >= 8; c += regs * W) {
+      if (regs == 16) rows_block<1, 16, false>(x, depth, w + c, cols, bias + c, y + c, ldy, W);
+      else if (regs == 12) rows_block<1, 12, false>(x, depth, w + c, cols, bias + c, y + c, ldy, W);
+      else rows_block<1, 8, false>(x, depth, w + c, cols, bias + c, y + c, ldy, W);
+    }
+  }
   // Panels of up to 4 registers of columns (4 x 4 accumulators), the last one partial.
-  for (int64_t c = 0; c < cols; c += 4 * W) {
+  for (; c < cols; c += 4 * W) {
     const int64_t width = cols - c < 4 * W ? cols - c : 4 * W;
     const int regs = static_cast<int>((width + W - 1) / W);
     const int lanes = static_cast<int>(width - (regs - 1) * W);

@@ -9,7 +9,7 @@ namespace kiln::engine::cpu {
 
 void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x, const float* w,
                     const float* r, const float* bias, const float* peep, float* h, float* c,
-                    float* y) {
+                    float* y, const PackedRecurrent* packed) {
   const int64_t S = d.seq, B = d.batch, H = d.hidden, G = 4 * H;
   const kiln::cpu::IsaKernels& k = kiln::cpu::kernels();
   // x W^T (+ Wb + Rb) for every (step, batch) row, in X's row order.
@@ -21,21 +21,53 @@ void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x
     for (int64_t row = 0; row < S * B; ++row)
       k.binary_vv(kiln::cpu::BinaryOp::kAdd, xw.data() + row * G, b.data(), xw.data() + row * G, G);
   }
+  if (B != 1 || (packed && (packed->gates() != 4 || packed->hidden() != H))) packed = nullptr;
   std::vector<float> hr(static_cast<size_t>(B * G));
-  for (int64_t s = 0; s < S; ++s) {
-    const int64_t t = reverse ? S - 1 - s : s;
-    gemm_bt("LSTM", B, G, H, h, H, r, hr.data(), G);
-    for (int64_t b = 0; b < B; ++b) {
-      const float* xt = xw.data() + (d.batch_first ? b * S + t : t * B + b) * G;
-      float* hb = h + b * H;
-      k.lstm_cell(xt, hr.data() + b * G, peep, c + b * H, hb, H);
-      if (y) {
-        const int64_t at = d.batch_first ? ((b * S + t) * d.directions + dir) * H
-                                         : ((t * d.directions + dir) * B + b) * H;
-        std::copy(hb, hb + H, y + at);
+  // The state read by this step's product and the one its cells make (every thread reads all
+  // of the first while each writes its units of the second).
+  std::vector<float> other(static_cast<size_t>(B * H));
+  float* state[2] = {h, other.data()};
+  auto y_at = [&](int64_t t, int64_t b) {
+    return y + (d.batch_first ? ((b * S + t) * d.directions + dir) * H : ((t * d.directions + dir) * B + b) * H);
+  };
+  const int threads = recurrent_threads(G, H, B);
+  on_threads(threads, [&](int thread) {
+    const UnitRange u = unit_range(thread, threads, H);
+    // packed: this thread's blocks of units, their gates side by side per panel of 16 units
+    const int64_t blocks = packed ? packed->blocks() : 0;
+    const int64_t b0 = blocks * thread / threads, b1 = blocks * (thread + 1) / threads;
+    std::vector<float> gh(static_cast<size_t>(packed ? PackedRecurrent::kBlockUnits * 4 : 0));
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t t = reverse ? S - 1 - s : s;
+      const float* h0 = state[s % 2];
+      float* h1 = state[(s + 1) % 2];
+      if (packed) {
+        const float* xt = xw.data() + t * G;
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          packed->product(blk, h0, gh.data());
+          const UnitRange bu = packed->block_units(blk);
+          for (int64_t first = bu.first; first < bu.last; first += PackedRecurrent::kPanel) {
+            const int64_t p = (first - bu.first) / PackedRecurrent::kPanel;
+            const int64_t n = std::min(PackedRecurrent::kPanel, bu.last - first);
+            k.lstm_cell(xt + first, gh.data() + p * 4 * PackedRecurrent::kPanel,
+                        peep ? peep + first : nullptr, c + first, h1 + first, n, H, PackedRecurrent::kPanel);
+          }
+          if (y) std::copy(h1 + bu.first, h1 + bu.last, y_at(t, 0) + bu.first);
+        }
+      } else {
+        gate_products("LSTM", 4, B, H, u, h0, r, hr.data(), G);
+        for (int64_t b = 0; b < B; ++b) {
+          const float* xt = xw.data() + (d.batch_first ? b * S + t : t * B + b) * G;
+          float* hb = h1 + b * H + u.first;
+          k.lstm_cell(xt + u.first, hr.data() + b * G + u.first, peep ? peep + u.first : nullptr,
+                      c + b * H + u.first, hb, u.size(), H, H);
+          if (y) std::copy(hb, hb + u.size(), y_at(t, b) + u.first);
+        }
       }
+#pragma omp barrier
     }
-  }
+  });
+  if (S % 2 == 1) std::copy(other.begin(), other.end(), h);  // the last state is h's
 }
 
 }  // namespace kiln::engine::cpu

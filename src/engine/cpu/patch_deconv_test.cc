@@ -1,5 +1,6 @@
 // The rows-times-matrix kernel of cpu::patch_deconv against plain loops, on every ISA: row counts
-// around the 4-row blocks, column counts around the registers and the 4-register panels.
+// around the 4-row blocks, column counts around the registers and the 4-register panels, and
+// one row (the recurrent steps' product) wide enough for the 8-, 12- and 16-register panels.
 #include "engine/cpu/kernels.h"
 #include "engine/cpu/test_support.h"
 
@@ -13,7 +14,7 @@ TEST_P(RowsTimesMatrix, MatchesPlainLoops) {
   std::uniform_real_distribution<float> u(-1, 1);
   for (int64_t rows : {1, 3, 4, 9})
     for (int64_t depth : {1, 5, 24})
-      for (int64_t cols : {1, 2, 7, 8, 16, 33, 64, 70}) {
+      for (int64_t cols : {1, 2, 7, 8, 16, 33, 64, 70, 128, 192, 256, 300, 520}) {
         SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(depth) + "x" + std::to_string(cols));
         std::vector<float> x(rows * depth), w(depth * cols), bias(cols);
         for (auto* v : {&x, &w, &bias})

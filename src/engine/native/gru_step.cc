@@ -6,13 +6,14 @@
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
 #include "engine/native/recurrent_shape.h"
+#include "engine/native/recurrent_step.h"
 #include "engine/reference_step.h"
 
 namespace kiln::engine {
 
 namespace {
 
-void run_gru(KernelContext& ctx) {
+void run_gru(KernelContext& ctx, const std::vector<cpu::PackedRecurrent>& packs) {
   static const KernelFn& reference = OpRegistry::global().find("", "GRU")->kernel;
   const auto shape = recurrent_shape(ctx, 3);
   if (!shape) return reference(ctx);
@@ -29,8 +30,15 @@ void run_gru(KernelContext& ctx) {
     const float* w = ctx.input(1).data<float>() + dir * 3 * H * s.input;
     const float* r = ctx.input(2).data<float>() + dir * 3 * H * H;
     const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() + dir * 6 * H : nullptr;
+    // per direction: all three gates (linear_before_reset), or z and r, then the candidate's
+    const size_t per_dir = d.linear_before_reset ? 1 : 2;
+    cpu::GruPacks p;
+    if (packs.size() == per_dir * static_cast<size_t>(s.directions)) {
+      p.gates = &packs[dir * per_dir];
+      if (!d.linear_before_reset) p.candidate = &packs[dir * per_dir + 1];
+    }
     cpu::gru_direction(d, dir, s.reverse_only || dir == 1, ctx.input(0).data<float>(), w, r, bias,
-                       h.data(), y.data<float>());
+                       h.data(), y.data<float>(), p);
     store_state(h, s, dir, yh);
   }
   ctx.set_output(0, std::move(y));
@@ -38,8 +46,21 @@ void run_gru(KernelContext& ctx) {
 }
 
 bool build_gru(Group& g, Lowering& lw) {
-  static const KernelFn fn = run_gru;
-  add_kernel_context_step(g, lw, fn, "cpu.gru");
+  std::vector<cpu::PackedRecurrent> packs;  // per direction, as run_gru reads them
+  if (const Tensor* r = constant_recurrent_weights(g, lw, 3)) {
+    const int64_t H = r->dim(2);
+    const bool linear_before_reset = attr_int(*g.anchor, "linear_before_reset", 0) != 0;
+    for (int64_t dir = 0; dir < r->dim(0); ++dir) {
+      const float* rd = r->data<float>() + dir * 3 * H * H;
+      if (linear_before_reset) {
+        packs.emplace_back(rd, 3, H);
+      } else {
+        packs.emplace_back(rd, 2, H);
+        packs.emplace_back(rd + 2 * H * H, 1, H);
+      }
+    }
+  }
+  add_recurrent_step(g, lw, "cpu.gru", run_gru, std::move(packs));
   return true;
 }
 

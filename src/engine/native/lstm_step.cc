@@ -6,6 +6,7 @@
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
 #include "engine/native/recurrent_shape.h"
+#include "engine/native/recurrent_step.h"
 #include "engine/reference_step.h"
 
 namespace kiln::engine {
@@ -22,7 +23,7 @@ std::optional<RecurrentShape> lstm_shape(const KernelContext& ctx) {
   return s;
 }
 
-void run_lstm(KernelContext& ctx) {
+void run_lstm(KernelContext& ctx, const std::vector<cpu::PackedRecurrent>& packs) {
   static const KernelFn& reference = OpRegistry::global().find("", "LSTM")->kernel;
   const auto shape = lstm_shape(ctx);
   if (!shape) return reference(ctx);
@@ -40,8 +41,9 @@ void run_lstm(KernelContext& ctx) {
     const float* r = ctx.input(2).data<float>() + dir * 4 * H * H;
     const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() + dir * 8 * H : nullptr;
     const float* peep = ctx.has_input(7) ? ctx.input(7).data<float>() + dir * 3 * H : nullptr;
+    const cpu::PackedRecurrent* packed = packs.size() == static_cast<size_t>(s.directions) ? &packs[dir] : nullptr;
     cpu::lstm_direction(d, dir, s.reverse_only || dir == 1, ctx.input(0).data<float>(), w, r, bias,
-                        peep, h.data(), c.data(), y.data<float>());
+                        peep, h.data(), c.data(), y.data<float>(), packed);
     store_state(h, s, dir, yh);
     store_state(c, s, dir, yc);
   }
@@ -51,8 +53,12 @@ void run_lstm(KernelContext& ctx) {
 }
 
 bool build_lstm(Group& g, Lowering& lw) {
-  static const KernelFn fn = run_lstm;
-  add_kernel_context_step(g, lw, fn, "cpu.lstm");
+  std::vector<cpu::PackedRecurrent> packs;  // per direction
+  if (const Tensor* r = constant_recurrent_weights(g, lw, 4)) {
+    const int64_t H = r->dim(2);
+    for (int64_t dir = 0; dir < r->dim(0); ++dir) packs.emplace_back(r->data<float>() + dir * 4 * H * H, 4, H);
+  }
+  add_recurrent_step(g, lw, "cpu.lstm", run_lstm, std::move(packs));
   return true;
 }
 
