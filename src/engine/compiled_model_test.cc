@@ -35,7 +35,9 @@ TEST(CompiledModel, OnePlanPerInputShapeAndNoGuessedDims) {
 
 // Weights let go of once packed (plain_weights.h) come back from their packed copies for the
 // next plan: batches 1, 3, 1, 5 through one CompiledModel give the reference's results each time,
-// the plain bytes released after every plan.
+// and the weights are held once after every plan: packed with the plain bytes released (AVX-512:
+// brgemm's blocked layout), or read where they are stored with nothing packed (AVX2: oneDNN's gemm
+// takes row-major weights).
 TEST(CompiledModel, ReleasedWeightsAreRestoredForANewPlan) {
   const auto make = [] {
     ModelBuilder b;
@@ -51,7 +53,11 @@ TEST(CompiledModel, ReleasedWeightsAreRestoredForANewPlan) {
     const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 512}, 9 + batch))};
     const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-3, 1e-4});
     EXPECT_TRUE(c.equal) << c.reason;
-    EXPECT_GE(m.summary({{batch, 512}}).released_bytes, size_t{2} * 512 * 1024 * 4);
+    const PlanSummary sum = m.summary({{batch, 512}});
+    const size_t plain = size_t{2} * 512 * 1024 * 4;
+    EXPECT_LE(plain - sum.released_bytes + sum.weight_bytes, plain + plain / 16)
+        << "held: " << plain - sum.released_bytes << " plain, " << sum.weight_bytes << " packed";
+    if (sum.weight_bytes >= plain) EXPECT_GE(sum.released_bytes, plain);
   }
   EXPECT_EQ(m.plans(), 3);
 }
