@@ -7,7 +7,8 @@
 // 1.34x faster than the plain rows) and the units are split over the threads: each streams its
 // own blocks (which stay in its own core's cache from step to step) and makes the gates of its
 // units; one barrier per step (two for GRU without linear_before_reset) hands the new state to
-// all. Batches use sgemm per block of gate rows. Figures: docs/benchmarks.md ("Recurrent").
+// all. Batches use sgemm per block of gate rows. Figures: docs/benchmarks.md ("Recurrent, UNet
+// and Inception v3").
 #pragma once
 
 #include <oneapi/dnnl/dnnl.h>
