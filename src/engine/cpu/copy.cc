@@ -158,28 +158,27 @@ void concat_channels(std::span<const ChannelPiece> pieces, int64_t batch, int64_
 }
 
 void concat_blocks_affine(std::span<const float* const> xs, std::span<const int64_t> channels,
-                          int64_t batch, int64_t pixels, const float* a, const float* b, bool relu,
-                          float* y) {
-  constexpr int64_t kBlock = 16;
+                          int64_t batch, int64_t pixels, int64_t block, const float* a,
+                          const float* b, bool relu, float* y) {
   std::vector<int64_t> piece_of, first_channel;  // per output block
   for (size_t k = 0; k < xs.size(); ++k)
-    for (int64_t c = 0; c < channels[k]; c += kBlock) {
+    for (int64_t c = 0; c < channels[k]; c += block) {
       piece_of.push_back(static_cast<int64_t>(k));
       first_channel.push_back(c);
     }
   const int64_t blocks = static_cast<int64_t>(piece_of.size());
   if (batch * blocks * pixels == 0) return;
   const IsaKernels& k = kernels();
-  parallel_for(batch * blocks, tasks_per_thread(pixels * kBlock * 2 * 4), [&](int64_t begin, int64_t end) {
+  parallel_for(batch * blocks, tasks_per_thread(pixels * block * 2 * 4), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / blocks, j = t % blocks, piece = piece_of[j], c = first_channel[j];
       // Copied first, then mapped in place while in cache: memcpy writes whole lines without
       // reading the cold destination, which the mapping's stores did (DenseNet-121: its concats
       // 2.6 ms in one pass, 1.8 ms so).
-      float* out = y + t * pixels * kBlock;
+      float* out = y + t * pixels * block;
       std::memcpy(out, xs[piece] + (n * channels[piece] + c) * pixels,
-                  static_cast<size_t>(pixels * kBlock) * sizeof(float));
-      k.block_affine(out, out, pixels, a + j * kBlock, b + j * kBlock, relu);
+                  static_cast<size_t>(pixels * block) * sizeof(float));
+      k.block_affine(out, out, pixels, block, a + j * block, b + j * block, relu);
     }
   }, 1);
 }

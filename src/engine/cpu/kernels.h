@@ -58,10 +58,11 @@ struct IsaKernels {
                         int64_t stride, const float* w, const float* bias, float* y, int64_t ldy,
                         int64_t out_w);
 
-  // y[r * 16 + c] = f(x[r * 16 + c] a[c] + b[c]) for r < rows, c < 16, f max(0, .) when relu
-  // (else none): one block of 16 channels through a per-channel affine map (a BatchNormalization).
-  void (*block_affine)(const float* x, float* y, int64_t rows, const float* a, const float* b,
-                       bool relu);
+  // y[r * block + c] = f(x[r * block + c] a[c] + b[c]) for r < rows, c < block, f max(0, .) when
+  // relu (else none): one block of channels (16 or 8: oneDNN's nChw16c, nChw8c) through a
+  // per-channel affine map (a BatchNormalization).
+  void (*block_affine)(const float* x, float* y, int64_t rows, int64_t block, const float* a,
+                       const float* b, bool relu);
 
   // 4-byte elements: y[c * ldy + r] = x[r * ldx + c] for r < rows, c < cols.
   void (*transpose_4b)(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,

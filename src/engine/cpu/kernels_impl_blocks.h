@@ -72,19 +72,25 @@ void depthwise_row_kernel(const float* const* rows, int64_t ldr, int64_t kh, int
     }
 }
 
-void block_affine_kernel(const float* x, float* y, int64_t rows, const float* a, const float* b,
-                         bool relu) {
-  constexpr int kBlock = 16;
-  for (int j = 0; j < kBlock; j += W) {
-    const Vec va = Vec::load(a + j), vb = Vec::load(b + j), zero = Vec::zero();
-    if (relu) {
-      for (int64_t r = 0; r < rows; ++r)
-        max(zero, fma(Vec::load(x + r * kBlock + j), va, vb)).store(y + r * kBlock + j);
+template <bool kRelu>
+void block_affine_lanes(const float* x, float* y, int64_t rows, int64_t block, const float* a,
+                        const float* b) {
+  for (int64_t j = 0; j < block; j += W) {
+    const int lanes = static_cast<int>(std::min<int64_t>(W, block - j));  // W > block: a part
+    const Vec va = Vec::load(a + j, lanes), vb = Vec::load(b + j, lanes), zero = Vec::zero();
+    const auto f = [&](Vec v) { return kRelu ? max(zero, fma(v, va, vb)) : fma(v, va, vb); };
+    if (lanes == W) {
+      for (int64_t r = 0; r < rows; ++r) f(Vec::load(x + r * block + j)).store(y + r * block + j);
     } else {
       for (int64_t r = 0; r < rows; ++r)
-        fma(Vec::load(x + r * kBlock + j), va, vb).store(y + r * kBlock + j);
+        f(Vec::load(x + r * block + j, lanes)).store(y + r * block + j, lanes);
     }
   }
+}
+
+void block_affine_kernel(const float* x, float* y, int64_t rows, int64_t block, const float* a,
+                         const float* b, bool relu) {
+  (relu ? block_affine_lanes<true> : block_affine_lanes<false>)(x, y, rows, block, a, b);
 }
 
 void lerp_kernel(const float* a, const float* b, float w, float* y, int64_t n) {

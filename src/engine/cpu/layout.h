@@ -35,13 +35,14 @@ struct ChannelPiece {
 void concat_channels(std::span<const ChannelPiece> pieces, int64_t batch, int64_t pixels,
                      int64_t block, float* y);
 
-// The concat of pieces in blocks of 16 channels ([batch, channels / 16, pixels, 16], channels
-// k[i] in piece i, each a multiple of 16) into y in the same layout, each value then taken
-// through y = f(a[c] y + b[c]) for its channel c, f max(0, .) when relu: a BatchNormalization
-// (and a Relu) after the concat, applied as the pieces are copied.
+// The concat of pieces in blocks of `block` channels ([batch, channels / block, pixels, block],
+// channels k[i] in piece i, each a multiple of block; 16 or 8, oneDNN's nChw16c on AVX-512 and
+// nChw8c on AVX2) into y in the same layout, each value then taken through y = f(a[c] y + b[c])
+// for its channel c, f max(0, .) when relu: a BatchNormalization (and a Relu) after the concat,
+// applied as the pieces are copied.
 void concat_blocks_affine(std::span<const float* const> xs, std::span<const int64_t> channels,
-                          int64_t batch, int64_t pixels, const float* a, const float* b, bool relu,
-                          float* y);
+                          int64_t batch, int64_t pixels, int64_t block, const float* a,
+                          const float* b, bool relu, float* y);
 
 // y[2 i] = a[i], y[2 i + 1] = b[i] for i < n: two runs zipped (a channel shuffle of two groups).
 void zip(const float* a, const float* b, float* y, int64_t n);

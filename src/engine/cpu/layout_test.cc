@@ -2,9 +2,11 @@
 // element sizes 1, 2, 4 and 8.
 #include "engine/cpu/layout.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -313,6 +315,46 @@ TEST_P(CpuLayout, GatherRejectsIndicesOutOfRange) {
     }
   }
 }
+// The normalizing concat (a BatchNormalization and maybe a Relu applied as the pieces are copied)
+// in blocks of 16 and of 8 channels (oneDNN's nChw8c on AVX2; on AVX-512 a block of 8 is part of
+// a register): each value is max(0, a[c] x + b[c]) of the piece's (one fused multiply-add on the
+// vector ISAs, a multiply and an add on the scalar one: within a rounding of either).
+TEST_P(CpuLayout, NormalizingConcatInBlocksOf16And8) {
+  const int64_t batch = 2, pixels = 5;
+  for (int64_t block : {int64_t{16}, int64_t{8}})
+    for (bool relu : {true, false}) {
+      SCOPED_TRACE(fmt::format("block {}{}", block, relu ? ", relu" : ""));
+      const std::vector<int64_t> channels = {block, 3 * block, 2 * block};
+      const int64_t total = 6 * block;
+      std::mt19937 rng(5);
+      std::uniform_real_distribution<float> u(-2.f, 2.f);
+      std::vector<std::vector<float>> data;
+      std::vector<const float*> xs;
+      for (int64_t c : channels) {
+        data.emplace_back(batch * c * pixels);
+        for (float& v : data.back()) v = u(rng);
+        xs.push_back(data.back().data());
+      }
+      std::vector<float> a(total), b(total), y(batch * total * pixels, -7.f);
+      for (int64_t c = 0; c < total; ++c) a[c] = u(rng), b[c] = u(rng);
+      concat_blocks_affine(xs, channels, batch, pixels, block, a.data(), b.data(), relu, y.data());
+      int64_t c0 = 0;
+      for (size_t k = 0; k < channels.size(); ++k) {
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t c = 0; c < channels[k]; ++c)
+            for (int64_t q = 0; q < pixels; ++q) {
+              const int64_t C = c0 + c;
+              const float x = data[k][((n * channels[k] + c / block * block) * pixels + q * block + c % block)];
+              const float want = relu ? std::max(0.f, std::fma(x, a[C], b[C])) : std::fma(x, a[C], b[C]);
+              const float tol = 1e-6f * (std::abs(x * a[C]) + std::abs(b[C]));
+              ASSERT_NEAR(y[(n * total + C / block * block) * pixels + q * block + C % block], want, tol)
+                  << "piece " << k << " image " << n << " channel " << c << " pixel " << q;
+            }
+        c0 += channels[k];
+      }
+    }
+}
+
 
 KILN_INSTANTIATE_FOR_ISAS(CpuLayout);
 

@@ -109,14 +109,14 @@ bool build_concat_copies(Group& g, const std::vector<dnnl::memory::desc>& srcs, 
   }
   if (std::all_of(blocks.begin(), blocks.end(), [&](int64_t b) { return b == blocks[0]; })) {
     const int64_t block = blocks[0];  // > 0: all channels-last was same_order
-    if (!normalization.empty() && block == 16) {
+    if (!normalization.empty()) {
       g.epilogue = std::move(normalization);
       std::vector<int64_t> channels;
       for (size_t i = 0; i < n.inputs.size(); ++i) channels.push_back(dims(i)[1]);
       ChannelAffine bn = batch_norm_affine(*g.epilogue[0].nodes[0], lw.facts());
-      add_normalizing_concat_step(n, reads(), lw.define(g.output(), blocked_md(out, 16)),
-                                  std::move(channels), std::move(bn.scale), std::move(bn.shift),
-                                  g.epilogue.size() == 2, lw);
+      add_normalizing_concat_step(n, reads(), lw.define(g.output(), blocked_md(out, block)),
+                                  std::move(channels), block, std::move(bn.scale),
+                                  std::move(bn.shift), g.epilogue.size() == 2, lw);
       return true;
     }
     std::vector<int64_t> lens;

@@ -210,22 +210,23 @@ namespace {
 
 class NormalizingConcatStep : public NativeStep {
  public:
-  NormalizingConcatStep(const Node& n, std::vector<int64_t> channels, std::vector<float> scale,
-                        std::vector<float> shift, bool relu)
-      : NativeStep(n, "cpu.concat"), channels_(std::move(channels)), scale_(std::move(scale)),
-        shift_(std::move(shift)), relu_(relu) {}
+  NormalizingConcatStep(const Node& n, std::vector<int64_t> channels, int64_t block,
+                        std::vector<float> scale, std::vector<float> shift, bool relu)
+      : NativeStep(n, "cpu.concat"), channels_(std::move(channels)), block_(block),
+        scale_(std::move(scale)), shift_(std::move(shift)), relu_(relu) {}
   using NativeStep::read;
   using NativeStep::write;
   void run(RunState& st) override {
     const auto& y = out(st, 0);
     xs_.resize(channels_.size());
     for (size_t k = 0; k < xs_.size(); ++k) xs_[k] = in(st, k).data<float>();
-    cpu::concat_blocks_affine(xs_, channels_, y.dim(0), y.dim(2) * y.dim(3), scale_.data(),
-                              shift_.data(), relu_, out(st, 0).data<float>());
+    cpu::concat_blocks_affine(xs_, channels_, y.dim(0), y.dim(2) * y.dim(3), block_,
+                              scale_.data(), shift_.data(), relu_, out(st, 0).data<float>());
   }
 
  private:
   std::vector<int64_t> channels_;
+  int64_t block_;
   std::vector<float> scale_, shift_;
   bool relu_;
   std::vector<const float*> xs_;
@@ -234,11 +235,12 @@ class NormalizingConcatStep : public NativeStep {
 }  // namespace
 
 void add_normalizing_concat_step(const Node& n, const std::vector<int>& reads, int out,
-                                 std::vector<int64_t> channels, std::vector<float> scale,
-                                 std::vector<float> shift, bool relu, Lowering& lw) {
+                                 std::vector<int64_t> channels, int64_t block,
+                                 std::vector<float> scale, std::vector<float> shift, bool relu,
+                                 Lowering& lw) {
   const GraphFacts& f = lw.facts();
-  auto step = std::make_unique<NormalizingConcatStep>(n, std::move(channels), std::move(scale),
-                                                      std::move(shift), relu);
+  auto step = std::make_unique<NormalizingConcatStep>(n, std::move(channels), block,
+                                                      std::move(scale), std::move(shift), relu);
   for (size_t k = 0; k < reads.size(); ++k) step->read(reads[k], *f.dims(n.inputs[k]));
   step->write(out);
   lw.add(std::move(step));

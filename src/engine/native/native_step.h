@@ -50,15 +50,16 @@ void add_concat_step(const Node& n, const std::vector<int>& reads, int out,
 // A cpu.concat step of a float [N, C, H, W] node along C into slot out, channels-last (out_block
 // 0) or in blocks of out_block channels: input k (slot reads[k]) channels-last (blocks[k] 0) or in
 // blocks of blocks[k] channels (cpu::concat_channels says which mixes work).
-// A cpu.concat step of a float [N, C, H, W] node along C, every piece (slot reads[k], channels[k]
-// channels) and the result (slot out) in blocks of 16 channels, each value of the result then
-// taken through y = scale[c] y + shift[c] and, with relu, max(0, y): a BatchNormalization (and a
-// Relu) after the concat, applied as the pieces are copied.
-void add_normalizing_concat_step(const Node& n, const std::vector<int>& reads, int out,
-                                 std::vector<int64_t> channels, std::vector<float> scale,
-                                 std::vector<float> shift, bool relu, Lowering& lw);
-
 void add_channel_concat_step(const Node& n, const std::vector<int>& reads,
                              std::vector<int64_t> blocks, int64_t out_block, int out, Lowering& lw);
+
+// A cpu.concat step of a float [N, C, H, W] node along C, every piece (slot reads[k], channels[k]
+// channels) and the result (slot out) in blocks of `block` channels (16 or 8), each value of the
+// result then taken through y = scale[c] y + shift[c] and, with relu, max(0, y): a
+// BatchNormalization (and a Relu) after the concat, applied as the pieces are copied.
+void add_normalizing_concat_step(const Node& n, const std::vector<int>& reads, int out,
+                                 std::vector<int64_t> channels, int64_t block,
+                                 std::vector<float> scale, std::vector<float> shift, bool relu,
+                                 Lowering& lw);
 
 }  // namespace kiln::engine
