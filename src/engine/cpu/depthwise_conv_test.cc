@@ -49,6 +49,8 @@ TEST_P(DepthwiseConvTest, MatchesPlainLoops) {
       {{2, 20, 8, 7, 4, 3, 3, 3, 2, 2, 1, 0}, {silu}, {relu}},         // partial block, images
       {{1, 48, 14, 14, 14, 14, 5, 5, 1, 1, 2, 2}, {silu}, {clip}},     // chunks of 32 and 16
       {{1, 32, 15, 13, 8, 7, 5, 5, 2, 2, 2, 2}, {}, {affine, relu}},
+      {{1, 16, 18, 19, 9, 10, 5, 5, 2, 2, 2, 2}, {silu}, {}},          // 5x5 groups of 8 (AVX2), stride 2
+      {{1, 16, 7, 7, 3, 3, 5, 5, 1, 1, 0, 0}, {}, {relu}},             // 5x5, 3 outputs a row
       {{1, 40, 6, 6, 6, 6, 3, 3, 1, 1, 1, 1}, {silu}, {}},             // a chunk of 8 channels
       {{1, 64, 4, 30, 4, 30, 3, 3, 1, 1, 1, 1}, {}, {relu}},
       {{1, 32, 7, 3, 7, 3, 3, 3, 1, 1, 1, 1}, {silu}, {}},             // 3 outputs a row

@@ -10,6 +10,7 @@ namespace kiln::cpu::avx2 {
 
 struct Vec {
   static constexpr int kWidth = 8;
+  static constexpr int kRegisters = 16;  // ymm0-15
   using Mask = __m256;  // all-ones lanes
   __m256 v;
 

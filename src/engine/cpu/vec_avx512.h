@@ -10,6 +10,7 @@ namespace kiln::cpu::avx512 {
 
 struct Vec {
   static constexpr int kWidth = 16;
+  static constexpr int kRegisters = 32;  // zmm0-31
   using Mask = __mmask16;
   __m512 v;
 

@@ -12,6 +12,7 @@ namespace kiln::cpu::neon {
 
 struct Vec {
   static constexpr int kWidth = 4;
+  static constexpr int kRegisters = 32;  // v0-31
   using Mask = uint32x4_t;  // all-ones lanes
   float32x4_t v;
 

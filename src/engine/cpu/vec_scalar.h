@@ -11,6 +11,7 @@ namespace kiln::cpu::scalar {
 
 struct Vec {
   static constexpr int kWidth = 1;
+  static constexpr int kRegisters = 16;  // what a compiler keeps in general registers, roughly
   using Mask = bool;
   float v;
 
