@@ -1,8 +1,9 @@
 // Elementwise ops on float32, a chain of them fused into one pass (cpu::run_fused): a node, then
 // each next node that alone reads the running result (Add -> Relu, the ops of an erf Gelu, x *
 // sigmoid(x) ...). Scalar constants become immediates; other operands broadcast. A tensor in a
-// dense non-row-major layout (channels-last after a conv) is worked on in its physical order, so
-// no reorder is needed, and the result keeps that layout.
+// dense non-row-major layout (channels-last after a conv) is worked on in its physical order, and
+// one channel-blocked without padding as a flat array when no operand broadcasts, so no reorder
+// is needed, and the result keeps that layout.
 #include "engine/activation.h"
 #include "engine/cpu/fused_elementwise.h"
 #include "engine/lowering.h"
@@ -12,7 +13,10 @@
 #include "engine/native/physical_order.h"
 #include "engine/onednn/dnnl_context.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <numeric>
 
 namespace kiln::engine {
 
@@ -138,9 +142,27 @@ bool build_chain(Group& g, Lowering& lw) {
       break;
     }
   }
-  const auto dims = *dims_in(order);
+  // Else a channel-blocked one with no padding (AVX2's convs write nChw8c), when every operand is
+  // full-size: the chain runs on the flat buffers, each read in that layout (a hard-swish between
+  // two convs was two reorders).
+  bool flat = false;
+  const bool all_full = std::all_of(operands.begin(), operands.end(),
+                                    [&](const Value* v) { return *f.dims(v) == out_dims; });
+  for (const Value* v : operands) {
+    if (layout || !all_full) break;
+    if (const auto l = lw.layout(v); l && is_dense(*l)) {
+      layout = l;
+      flat = true;
+    }
+  }
+  const int64_t numel = std::accumulate(out_dims.begin(), out_dims.end(), int64_t{1},
+                                        std::multiplies<>());
+  const auto dims = flat ? std::vector<std::vector<int64_t>>(operands.size(), {numel})
+                         : *dims_in(order);
   std::vector<int64_t> physical_out;
-  for (int a : order) physical_out.push_back(out_dims[a]);
+  if (flat) physical_out = {numel};
+  else
+    for (int a : order) physical_out.push_back(out_dims[a]);
   auto step = std::make_unique<ChainStep>(*g.anchor, std::move(program), dims, physical_out);
   int share = -1;
   const int out = lw.define(result, layout);

@@ -95,6 +95,35 @@ TEST(NativeElementwise, ChannelsLastInItsOwnOrder) {
   }
 }
 
+// A hard-swish (x * clip(x + 3, 0, 6) / 6, PaddleOCR's form) between two convs whose result is
+// channel-blocked (AVX2's convs write nChw8c; AVX-512's Winograd ones nChw16c): the chain reads
+// and writes the blocks as a flat array, with no reorder on either side, and a chain with an
+// operand broadcast along the channels still gives the reference's values.
+TEST(NativeElementwise, ChannelBlockedAsAFlatArray) {
+  for (bool broadcast : {false, true}) {
+    SCOPED_TRACE(broadcast ? "broadcast" : "full-size operands");
+    const auto make = [=] {
+      ModelBuilder b;
+      int k = 0;
+      const auto scalar = [&](float v) {
+        return b.constant("k" + std::to_string(k++), Tensor::scalar(DataType::kFloat, v));
+      };
+      const auto pads = attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+      Value* x = b.input("x", {1, 16, 12, 12});
+      Value* c = b.op("Conv", {x, b.constant("w", random_tensor({32, 16, 3, 3}, 2))}, {pads});
+      Value* h = b.op("Clip", {b.op("Add", {c, scalar(3.0f)}), scalar(0.0f), scalar(6.0f)});
+      Value* y = b.op("Div", {b.op("Mul", {c, h}), scalar(6.0f)});
+      if (broadcast) y = b.op("Mul", {y, b.constant("s", random_tensor({1, 32, 1, 1}, 4))});
+      b.output(b.op("Conv", {y, b.constant("w2", random_tensor({32, 32, 3, 3}, 3))}, {pads}));
+      return b.take();
+    };
+    const auto s = expect_same_as_reference(make, {random_tensor({1, 16, 12, 12}, 1)}, 1e-4, 1e-4);
+    EXPECT_EQ(steps_of(s, "cpu.elementwise"), 1) << s.listing;
+    if (!broadcast && cpu::active_isa() == cpu::Isa::kAvx2)  // oneDNN's convs write nChw8c
+      EXPECT_LE(steps_of(s, "onednn.reorder"), 2) << s.listing;  // the input and the output only
+  }
+}
+
 TEST(NativeSoftmax, AxesAndOpsets) {
   for (int opset : {11, 13}) {
     for (int64_t axis : {-1, 0, 1, 2}) {
