@@ -53,21 +53,6 @@ bool match_normalizing_concat(const Node& n, const MatchContext& ctx, Group& g) 
   return !g.epilogue.empty();
 }
 
-dnnl::memory::desc blocked_md(const std::vector<int64_t>& d, int64_t block) {
-  return dnnl::memory::desc(d, dt::f32, block == 16 ? dnnl::memory::format_tag::nChw16c
-                                                    : dnnl::memory::format_tag::nChw8c);
-}
-
-// The channel block of md when it holds [N, C, H, W] in whole blocks of 16 or 8 channels
-// (nChw16c, nChw8c; Winograd convs write those), 0 when channels-last, -1 otherwise.
-int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& d) {
-  if (d.size() != 4) return -1;
-  if (physical_order(md) == std::vector<int>{0, 2, 3, 1}) return 0;
-  for (const int64_t block : {16, 8})
-    if (d[1] % block == 0 && md == blocked_md(d, block)) return block;
-  return -1;
-}
-
 // Concats that are kiln's copies (cpu.concat) rather than oneDNN 2.6's: pieces in one dense
 // permuted layout (channels-last: in memory order a row-major concat; the result keeps the
 // layout; DenseNet's channel concats ran at 13 GB/s in oneDNN's), channel-blocked pieces along
@@ -114,14 +99,14 @@ bool build_concat_copies(Group& g, const std::vector<dnnl::memory::desc>& srcs, 
       std::vector<int64_t> channels;
       for (size_t i = 0; i < n.inputs.size(); ++i) channels.push_back(dims(i)[1]);
       ChannelAffine bn = batch_norm_affine(*g.epilogue[0].nodes[0], lw.facts());
-      add_normalizing_concat_step(n, reads(), lw.define(g.output(), blocked_md(out, block)),
+      add_normalizing_concat_step(n, reads(), lw.define(g.output(), channel_blocked_md(out, block)),
                                   std::move(channels), block, std::move(bn.scale),
                                   std::move(bn.shift), g.epilogue.size() == 2, lw);
       return true;
     }
     std::vector<int64_t> lens;
     for (size_t i = 0; i < n.inputs.size(); ++i) lens.push_back(dims(i)[1] / block);
-    add_concat_step(n, reads(), lw.define(n.outputs[0], blocked_md(out, block)), lens, out[0],
+    add_concat_step(n, reads(), lw.define(n.outputs[0], channel_blocked_md(out, block)), lens, out[0],
                     out[2] * out[3] * block, lw);
     return true;
   }
@@ -132,7 +117,7 @@ bool build_concat_copies(Group& g, const std::vector<dnnl::memory::desc>& srcs, 
   for (int64_t b : blocks) block = std::max(block, b);
   for (size_t i = 0; i < n.inputs.size() && block > 0; ++i)
     if ((blocks[i] != 0 && blocks[i] != block) || dims(i)[1] % block != 0) block = 0;
-  const auto dst = block ? blocked_md(out, block) : dense_md(out, {0, 2, 3, 1});
+  const auto dst = block ? channel_blocked_md(out, block) : dense_md(out, {0, 2, 3, 1});
   add_channel_concat_step(n, reads(), std::move(blocks), block, lw.define(n.outputs[0], dst), lw);
   return true;
 }

@@ -1,9 +1,9 @@
 // Elementwise ops on float32, a chain of them fused into one pass (cpu::run_fused): a node, then
 // each next node that alone reads the running result (Add -> Relu, the ops of an erf Gelu, x *
 // sigmoid(x) ...). Scalar constants become immediates; other operands broadcast. A tensor in a
-// dense non-row-major layout (channels-last after a conv) is worked on in its physical order, and
-// one channel-blocked without padding as a flat array when no operand broadcasts, so no reorder
-// is needed, and the result keeps that layout.
+// dense non-row-major layout (channels-last after a conv) is worked on in its physical order, one
+// in channel blocks as [N, C / b, H, W, b] (operands broadcast along the channels, or per-channel,
+// read right in it), so no reorder is needed, and the result keeps that layout.
 #include "engine/activation.h"
 #include "engine/cpu/fused_elementwise.h"
 #include "engine/lowering.h"
@@ -11,12 +11,8 @@
 #include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
 #include "engine/native/physical_order.h"
-#include "engine/onednn/dnnl_context.h"
 
-#include <algorithm>
-#include <functional>
 #include <map>
-#include <numeric>
 
 namespace kiln::engine {
 
@@ -142,28 +138,37 @@ bool build_chain(Group& g, Lowering& lw) {
       break;
     }
   }
-  // Else a channel-blocked one with no padding (AVX2's convs write nChw8c), when every operand is
-  // full-size: the chain runs on the flat buffers, each read in that layout (a hard-swish between
-  // two convs was two reorders).
-  bool flat = false;
-  const bool all_full = std::all_of(operands.begin(), operands.end(),
-                                    [&](const Value* v) { return *f.dims(v) == out_dims; });
-  for (const Value* v : operands) {
-    if (layout || !all_full) break;
-    if (const auto l = lw.layout(v); l && is_dense(*l)) {
-      layout = l;
-      flat = true;
-    }
-  }
-  const int64_t numel = std::accumulate(out_dims.begin(), out_dims.end(), int64_t{1},
-                                        std::multiplies<>());
-  const auto dims = flat ? std::vector<std::vector<int64_t>>(operands.size(), {numel})
-                         : *dims_in(order);
+  // Else a full-size operand in channel blocks (AVX2's convs write nChw8c): the chain runs on
+  // [N, C / b, H, W, b], the other operands read row-major where their bytes lie in that order
+  // (broadcast along the channels, or a per-channel scale: squeeze-and-excitation), so neither
+  // a hard-swish between two convs nor an SE block's Mul is two reorders.
   std::vector<int64_t> physical_out;
-  if (flat) physical_out = {numel};
-  else
+  std::optional<std::vector<std::vector<int64_t>>> dims;
+  for (const Value* v : operands) {
+    const auto l = lw.layout(v);
+    if (layout || !l || *f.dims(v) != out_dims) continue;
+    const int64_t block = channel_block(*l, out_dims);
+    if (block <= 0) continue;
+    std::vector<std::vector<int64_t>> blocked;
+    for (const Value* u : operands) {
+      auto d = *f.dims(u) == out_dims ? std::optional(std::vector<int64_t>{})
+                                      : in_channel_blocks(*f.dims(u), out_dims[1], block);
+      if (!d) break;
+      blocked.push_back(std::move(*d));
+    }
+    if (blocked.size() != operands.size()) continue;
+    layout = l;
+    physical_out = {out_dims[0], out_dims[1] / block, out_dims[2], out_dims[3], block};
+    for (auto& d : blocked)
+      if (d.empty()) d = physical_out;
+    dims = std::move(blocked);
+  }
+  if (!dims) {
+    dims = *dims_in(order);
     for (int a : order) physical_out.push_back(out_dims[a]);
-  auto step = std::make_unique<ChainStep>(*g.anchor, std::move(program), dims, physical_out);
+  }
+  auto step = std::make_unique<ChainStep>(*g.anchor, std::move(program), std::move(*dims),
+                                           physical_out);
   int share = -1;
   const int out = lw.define(result, layout);
   for (const Value* v : operands) {

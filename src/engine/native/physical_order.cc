@@ -52,4 +52,28 @@ std::optional<std::vector<int64_t>> in_physical_order(std::vector<int64_t> dims,
   return out;
 }
 
+dnnl::memory::desc channel_blocked_md(const std::vector<int64_t>& dims, int64_t block) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                            block == 16 ? dnnl::memory::format_tag::nChw16c
+                                        : dnnl::memory::format_tag::nChw8c);
+}
+
+int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& dims) {
+  if (dims.size() != 4) return -1;
+  if (physical_order(md) == std::vector<int>{0, 2, 3, 1}) return 0;
+  for (const int64_t block : {16, 8})
+    if (dims[1] % block == 0 && md == channel_blocked_md(dims, block)) return block;
+  return -1;
+}
+
+std::optional<std::vector<int64_t>> in_channel_blocks(std::vector<int64_t> dims, int64_t channels,
+                                                      int64_t block) {
+  if (dims.size() > 4) return std::nullopt;
+  dims.insert(dims.begin(), 4 - dims.size(), 1);
+  if (dims[1] == 1) return std::vector<int64_t>{dims[0], 1, dims[2], dims[3], 1};
+  if (dims[1] == channels && dims[2] == 1 && dims[3] == 1)
+    return std::vector<int64_t>{dims[0], channels / block, 1, 1, block};
+  return std::nullopt;
+}
+
 }  // namespace kiln::engine

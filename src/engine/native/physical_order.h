@@ -23,4 +23,16 @@ dnnl::memory::desc dense_md(const std::vector<int64_t>& dims, const std::vector<
 std::optional<std::vector<int64_t>> in_physical_order(std::vector<int64_t> dims,
                                                       const std::vector<int>& order);
 
+// [N, C, H, W] float32 in blocks of `block` channels (16: nChw16c, 8: nChw8c).
+dnnl::memory::desc channel_blocked_md(const std::vector<int64_t>& dims, int64_t block);
+// The channel block of md when it holds [N, C, H, W] in whole blocks of 16 or 8 channels (what
+// AVX-512's Winograd convs and AVX2's convs write), 0 when channels-last, -1 otherwise.
+int64_t channel_block(const dnnl::memory::desc& md, const std::vector<int64_t>& dims);
+// An operand of dims (right-aligned against [N, C, H, W]) in the physical order of a blocked
+// [N, C, H, W] result, [N, C / block, H, W, block], when its row-major bytes lie in that order:
+// it broadcasts along the channels (C 1), or holds them all with H = W = 1 (a per-channel
+// scale); nullopt otherwise. `channels` is the result's C.
+std::optional<std::vector<int64_t>> in_channel_blocks(std::vector<int64_t> dims, int64_t channels,
+                                                      int64_t block);
+
 }  // namespace kiln::engine
