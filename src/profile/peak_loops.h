@@ -7,6 +7,9 @@
 namespace kiln::peak_loops {
 
 constexpr int kChains = 16;  // independent accumulators: enough to fill every pipe
+// AVX2 has 16 vector registers: 16 accumulators beside the loop's constants spilled three of them
+// to the stack (a load and a store each per iteration), and the probe read Zen 3's FMA peak low.
+constexpr int kChainsAvx2 = 12;
 
 struct FmaLoop {
   const char* isa = nullptr;
