@@ -24,11 +24,6 @@ namespace {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-// oneDNN's optimized implementations: not the reference loops, not im2col + gemm.
-bool is_optimized(std::string_view impl) {
-  return impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0;
-}
-
 // Winograd's F(2x2 or 4x4, 3x3): 2-D, 3x3, stride 1, no dilation, no groups, and channels
 // enough to fill its blocks of 16 on both sides: a stem of 3 input channels is padded to 16 in
 // the transformed domain (UNet's 3 -> 16 conv at 128x128 ran 0.32 ms Winograd, direct ...).

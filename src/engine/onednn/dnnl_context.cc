@@ -68,6 +68,10 @@ bool is_dense(const dnnl::memory::desc& md) {
   return md.get_size() == n;
 }
 
+bool is_optimized(std::string_view impl) {
+  return impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0;
+}
+
 dnnl::memory unbound_memory(const dnnl::memory::desc& md) {
   return dnnl::memory(md, dnnl_engine(), DNNL_MEMORY_NONE);
 }

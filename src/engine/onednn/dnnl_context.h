@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "ir/dtype.h"
@@ -34,5 +35,9 @@ bool is_dense(const dnnl::memory::desc& md);
 
 // A memory object for md with no buffer yet (set_data_handle gives it one at run time).
 dnnl::memory unbound_memory(const dnnl::memory::desc& md);
+
+// Whether an implementation (a primitive descriptor's impl_info_str()) is one of oneDNN's
+// optimized ones (jit, brgemm), not its reference loops, simple_nchw pooling or im2col + gemm.
+bool is_optimized(std::string_view impl);
 
 }  // namespace kiln::engine
