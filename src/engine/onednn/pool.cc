@@ -73,9 +73,10 @@ std::optional<PoolGeometry> pool_geometry(const Node& n, const GraphFacts& f) {
 }
 
 // The pooling primitive reading src as it was made (`made`), or, where oneDNN has only a slow
-// kernel for that layout, reading the first layout it runs optimized (the input then reordered):
-// on AVX2 its u8 pooling in 8-channel blocks is the reference loops (ResNet-50 int8's MaxPool:
-// 58 ms), and row-major f32 pooling is simple_nchw (9 ms for 64x112x112, 0.4 blocked).
+// kernel for that layout and the input is large enough for the reorders to cost less (64 KiB),
+// reading the first layout it runs optimized (the input then reordered): on AVX2 its u8 pooling
+// in 8-channel blocks is the reference loops (ResNet-50 int8's MaxPool: 58 ms), and row-major f32
+// pooling is simple_nchw (9 ms for 64x112x112, 0.4 blocked).
 dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolGeometry& geo, dt t,
                                                  const dnnl::memory::desc& made) {
   dnnl::primitive_attr attr;
@@ -87,7 +88,10 @@ dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolGeometry& geo, dt t,
     return dnnl::pooling_v2_forward::primitive_desc(d, attr, dnnl_engine());
   };
   const auto as_made = make(made);
-  if (is_optimized(as_made.impl_info_str()) || geo.src.size() != 4) return as_made;
+  constexpr size_t kWorthReordering = 64 * 1024;
+  if (is_optimized(as_made.impl_info_str()) || geo.src.size() != 4 ||
+      made.get_size() < kWorthReordering)
+    return as_made;
   for (const tag other : {tag::nhwc, tag::nChw16c, tag::nChw8c}) {
     try {
       auto pd = make(dnnl::memory::desc(geo.src, t, other));
