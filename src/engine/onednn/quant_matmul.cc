@@ -14,6 +14,14 @@
 // each run where the scale is a run-time value. The chain after the result: the bias, then
 // activations (only Relu before a QuantizeLinear). The DynamicQuantizeLinear itself is
 // cpu.dynamic_quantize (native/quant_steps.cc): it may be shared by several matmuls (Q, K, V).
+//
+// Where oneDNN's int8 kernels would not be exact (no VNNI or AMX: vpmaddubsw's int16 sums of two
+// products saturate, onednn/int8_support.h), the dynamic forms compute in float instead
+// ("onednn.quant_matmul_f32"): A's 8-bit values become floats each run (exactly), B's once, and
+// one f32 matmul sums their products, which are the integer sums while they stay below 2^24 in
+// magnitude (rounded to float beyond; never saturated). The scales, the zero point and the bias
+// go in as for the int8 step. Without it, MatMulInteger ran on the reference kernel there (BERT-base
+// dynamic int8: 5 s a run on an AVX2 Zen 3, ONNX Runtime 0.11 s).
 #include <cmath>
 
 #include "engine/lowering.h"
@@ -50,6 +58,7 @@ struct QuantMatmulForm {
   int64_t m = 1, k = 0, n = 0;
   const Value* result = nullptr;     // the float product (before the chain)
   std::optional<QuantParams> out;    // QLinearMatMul: the node's own requantization
+  bool in_float = false;             // dynamic forms where int8 is not exact: an f32 matmul
 };
 
 bool is_scalar_or(const GraphFacts& f, const Value* v, int64_t n) {
@@ -100,7 +109,9 @@ std::optional<QuantMatmulForm> qdq_form(const Node& n, const GraphFacts& f) {
     return std::nullopt;
   q.w_transposed = gemm && attr_int(n, "transB") != 0;
   auto w = dequantized_weight(n.inputs[1], f, q.w_transposed ? 0 : 1);
-  if (!w || !int8_exact(q.a_type, *w->q)) return std::nullopt;
+  if (!w) return std::nullopt;
+  q.in_float = !int8_exact(q.a_type, *w->q);
+  if (q.in_float && q.a_params) return std::nullopt;  // static: the float kernels take it
   q.w = w->q;
   q.w_scale = w->params.scale;
   if (!set_dims(q, f, n.inputs[0]) || (q.w_scale.size() != 1 && static_cast<int64_t>(q.w_scale.size()) != q.n))
@@ -124,7 +135,8 @@ std::optional<QuantMatmulForm> integer_form(const Node& n, const MatchContext& c
   q.a_type = f.dtype(q.a);
   if (q.a_type != DataType::kUInt8 && q.a_type != DataType::kInt8) return std::nullopt;
   q.w = f.constant(n.inputs[1]);
-  if (!q.w || q.w->dtype() != DataType::kInt8 || !int8_exact(q.a_type, *q.w)) return std::nullopt;
+  if (!q.w || q.w->dtype() != DataType::kInt8) return std::nullopt;
+  q.in_float = !int8_exact(q.a_type, *q.w);
   if (n.has_input(2)) {
     if (f.dtype(n.inputs[2]) != q.a_type || !is_scalar_or(f, n.inputs[2], 1)) return std::nullopt;
     q.a_zero_point = n.inputs[2];
@@ -237,8 +249,9 @@ class QuantMatmulStep : public DnnlStep {
  public:
   // w_scale: the constant part of the scale (1 or N values; empty: 1); colsum: per column.
   QuantMatmulStep(dnnl::primitive p, const Node* node, std::vector<float> w_scale,
-                  std::vector<float> bias, std::vector<int32_t> colsum, int64_t scale_cols)
-      : DnnlStep(std::move(p), node, "onednn.quant_matmul"),
+                  std::vector<float> bias, std::vector<int32_t> colsum, int64_t scale_cols,
+                  std::string_view kernel = "onednn.quant_matmul")
+      : DnnlStep(std::move(p), node, kernel),
         w_scale_(std::move(w_scale)),
         bias_real_(std::move(bias)),
         colsum_(std::move(colsum)),
@@ -281,6 +294,39 @@ class QuantMatmulStep : public DnnlStep {
   dnnl::memory scale_, bias_;
   int64_t scale_cols_;
   int scale_slot_ = -1, zp_slot_ = -1;
+};
+
+// The float form: A's 8-bit values reordered to floats into a buffer of the step's own before
+// each run, the matmul reading them there.
+class FloatQuantMatmulStep : public QuantMatmulStep {
+ public:
+  FloatQuantMatmulStep(dnnl::primitive p, const Node* node, std::vector<float> w_scale,
+                       std::vector<float> bias, std::vector<int32_t> colsum, int64_t scale_cols,
+                       const dnnl::memory::desc& a8, const dnnl::memory::desc& a32)
+      : QuantMatmulStep(std::move(p), node, std::move(w_scale), std::move(bias), std::move(colsum),
+                        scale_cols, "onednn.quant_matmul_f32"),
+        a8_(unbound_memory(a8)), a32_(a32, dnnl_engine()), widen_(a8_, a32_) {
+    bind_constant(DNNL_ARG_SRC, a32_);
+  }
+  void read_a(int slot, std::vector<int64_t> dims) {
+    a_slot_ = slot;
+    a_dims_ = std::move(dims);
+    inputs.push_back(slot);
+  }
+  void run(RunState& st) override {
+    const Tensor& a = st.slots[a_slot_].tensor;
+    KILN_CHECK(a.dims() == a_dims_, ErrorKind::kRuntime, "{}: A is {}, the plan's {}", kernel,
+               dims_to_string(a.dims()), dims_to_string(a_dims_));
+    a8_.set_data_handle(const_cast<void*>(a.raw()));
+    widen_.execute(dnnl_stream(), a8_, a32_);
+    QuantMatmulStep::run(st);
+  }
+
+ private:
+  dnnl::memory a8_, a32_;
+  dnnl::reorder widen_;
+  int a_slot_ = -1;
+  std::vector<int64_t> a_dims_;
 };
 
 // Per column of w (stored [K, N], or [N, K] when transposed): the sum of its values.
@@ -326,6 +372,7 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
     for (int64_t c = 0; c < q->n; ++c) bias[c] += static_cast<float>(q->c->get_f64(q->c->numel() == 1 ? 0 : c));
   }
   const bool runtime_scale = !q->a_params;
+  if (q->in_float && (!runtime_scale || requant)) return false;
   const bool per_column = q->out_scale ? f.dims(q->out_scale)->size() == 1 && f.dims(q->out_scale)->at(0) == q->n
                                        : q->w_scale.size() > 1;
   FusedPostOps post = make_post_ops(chain, padded_to(2), f);  // eltwise only
@@ -358,22 +405,40 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   const int32_t za = q->a_params ? q->a_params->zero_point[0] : 0, zy = requant ? out_q->zero_point[0] : 0;
   if (za != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   if (zy != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
-  const auto a_md = plain_md({q->m, q->k}, *dnnl_dtype(q->a_type));
-  const auto w_md = dnnl::memory::desc({q->k, q->n}, dt::s8, tag::any);
+  const auto a8_md = plain_md({q->m, q->k}, *dnnl_dtype(q->a_type));
+  const dt w_dt = q->in_float ? dt::f32 : dt::s8;
+  const auto a_md = q->in_float ? plain_md({q->m, q->k}, dt::f32) : a8_md;
+  const auto w_md = dnnl::memory::desc({q->k, q->n}, w_dt, tag::any);
   const dt dst_dt = requant ? *dnnl_dtype(out_q->type) : dt::f32;
   const auto d_md = plain_md({q->m, q->n}, dst_dt);
   const auto bias_md = bias.empty() && !runtime_scale ? dnnl::memory::desc()
                                                       : dnnl::memory::desc({1, q->n}, dt::f32, tag::ab);
   const int threads = threads_for_work(2.0 * q->m * q->k * q->n / 4);
   ThreadScope scope(threads);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_md, bias_md, d_md), attr, dnnl_engine());
+  std::optional<dnnl::matmul::primitive_desc> made;
+  try {
+    made.emplace(dnnl::matmul::desc(a_md, w_md, bias_md, d_md), attr, dnnl_engine());
+  } catch (const dnnl::error&) {
+    if (!q->in_float) throw;
+    return false;  // the float kernels take it
+  }
+  const dnnl::matmul::primitive_desc& pd = *made;
 
   // Constant scales: the bias in accumulator units now; run-time ones: each run.
   std::unique_ptr<DnnlStep> step;
   if (runtime_scale) {
-    auto s = std::make_unique<QuantMatmulStep>(
-        dnnl::matmul(pd), &node, q->out_scale ? std::vector<float>{} : q->w_scale, bias,
-        column_sums(*q->w, q->w_transposed), scale_cols);
+    std::vector<float> w_scale = q->out_scale ? std::vector<float>{} : q->w_scale;
+    std::vector<int32_t> colsum = column_sums(*q->w, q->w_transposed);
+    std::unique_ptr<QuantMatmulStep> s;
+    if (q->in_float) {
+      auto fs = std::make_unique<FloatQuantMatmulStep>(dnnl::matmul(pd), &node, std::move(w_scale), bias,
+                                                       std::move(colsum), scale_cols, a8_md, a_md);
+      fs->read_a(lw.plain(q->a), *f.dims(q->a));
+      s = std::move(fs);
+    } else {
+      s = std::make_unique<QuantMatmulStep>(dnnl::matmul(pd), &node, std::move(w_scale), bias,
+                                            std::move(colsum), scale_cols);
+    }
     const Value* sv = q->out_scale ? q->out_scale : q->a_scale;
     s->read_parameters(lw.plain(sv), q->a_zero_point ? lw.plain(q->a_zero_point) : -1);
     step = std::move(s);
@@ -389,10 +454,11 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   }
   if (zy != 0) step->bind_constant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, s32_scalar(zy));
   step->threads = threads;
+  // (In the float form the reorder into the primitive's layout also widens s8 to f32.)
   const auto w_plain = q->w_transposed ? dnnl::memory::desc({q->k, q->n}, dt::s8, tag::ba)
                                        : dnnl::memory::desc({q->k, q->n}, dt::s8, tag::ab);
   step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*q->w, w_plain, pd.weights_desc()));
-  step->bind_input(DNNL_ARG_SRC, lw.plain(q->a), a_md, *f.dims(q->a));
+  if (!q->in_float) step->bind_input(DNNL_ARG_SRC, lw.plain(q->a), a_md, *f.dims(q->a));
   bind_post_ops(post, d_md, lw, *step);
   const int out = lw.define(g.output());
   step->bind_output(DNNL_ARG_DST, out, d_md, OutputMemory::kPlanned, -1);

@@ -1,9 +1,9 @@
 // onednn.quant_matmul (static QDQ, dynamic QDQ, ONNX Runtime's MatMulInteger form) and
 // cpu.dynamic_quantize against the reference kernels of the same graphs. The matmuls accumulate
 // in int32 and scale once: float results agree to float rounding, quantized ones within one step
-// on few elements; DynamicQuantizeLinear's three outputs are equal. Without VNNI the 8-bit
-// weights stay float (the dynamic forms then run their DequantizeLinear or MatMulInteger on the
-// reference kernels).
+// on few elements; DynamicQuantizeLinear's three outputs are equal. Without VNNI the static
+// forms' 8-bit weights stay float, and the dynamic forms compute in float
+// (onednn.quant_matmul_f32: the same integer sums, exactly, below 2^24).
 #include "engine/onednn/int8_support.h"
 #include "engine/onednn/quant_test_util.h"
 
@@ -13,6 +13,7 @@ namespace {
 using namespace testing;
 
 int int8_steps(int n) { return int8_dot_product() ? n : 0; }
+int float_form_steps(int n) { return int8_dot_product() ? 0 : n; }  // the dynamic forms without VNNI
 
 TEST(QuantMatmul, StaticQdqWithBiasReluRequantize) {
   auto make = [] {
@@ -69,8 +70,9 @@ TEST(QuantMatmul, DynamicQdq) {
   };
   const auto s = expect_close_to_reference(make, {random_tensor({1, 16, 96}, 1, -3.f, 1.f)});
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul"), int8_steps(2)) << s.listing;
+  EXPECT_EQ(steps_of(s, "onednn.quant_matmul_f32"), float_form_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "cpu.dynamic_quantize"), 1) << s.listing;
-  EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;  // without VNNI: cpu.dequantize, float matmuls
+  EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
 }
 
 // ONNX Runtime's quantize_dynamic: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul(x_scale *
@@ -92,10 +94,9 @@ TEST(QuantMatmul, MatMulIntegerForm) {
   };
   const auto s = expect_close_to_reference(make, {random_tensor({2, 8, 64}, 1, -1.f, 3.f)});
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul"), int8_steps(2)) << s.listing;
+  EXPECT_EQ(steps_of(s, "onednn.quant_matmul_f32"), float_form_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "cpu.dynamic_quantize"), 1) << s.listing;
-  if (int8_dot_product()) {
-    EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
-  }
+  EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;  // without VNNI too: the float form
 }
 
 TEST(QuantMatmul, QLinearMatMul) {
