@@ -107,7 +107,11 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
   f.precision = precision;
   f.fp32_ms = summary.latency.mean_ms;
   const bool bf16 = precision == ReducedPrecision::kBf16;
-  f.native = bf16 ? peak.bf16_native : peak.int8_isa != "none";
+  // int8 is native with a dot product of 8-bit values (VNNI, AMX). Before it (AVX2, AVX-512BW)
+  // oneDNN sums pairs of products in int16, which saturates: kiln computes int8 models in float
+  // there (onednn/int8_support.h), no faster than fp32.
+  const bool int8_dot = peak.int8_isa == "avx512_vnni" || peak.int8_isa.rfind("amx", 0) == 0;
+  f.native = bf16 ? peak.bf16_native : int8_dot;
   f.units = bf16 ? (peak.bf16_native ? peak.bf16_isa : "emulated") : peak.int8_isa;
   // Compute-bound work speeds up as oneDNN's matmul did on this CPU (the instruction peaks say
   // what the units could do; the kernels reach a different share of each); without that figure,
@@ -158,7 +162,7 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
         n.predicted_ms = overhead + (w.ms - overhead) * roof_reduced / roof_fp32;
         n.basis = flops / node_peak >= reduced_bytes / bandwidth ? "compute-bound" : "memory-bound";
       }
-    } else if (precision == ReducedPrecision::kInt8Static && moves_int8(w.op_type)) {
+    } else if (precision == ReducedPrecision::kInt8Static && f.native && moves_int8(w.op_type)) {
       n.reduced = true;
       n.basis = "moves int8";
       n.predicted_ms = overhead + (w.ms - overhead) / 4;
@@ -192,7 +196,12 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
   if (!f.native)
     f.note = bf16 ? "this CPU has no native bf16 (no AVX-512 BF16 or AMX): bf16 would be emulated, "
                     "and no faster than fp32"
-                  : "this CPU has no int8 dot-product instructions kiln knows";
+                  : peak.int8_isa == "none"
+                        ? "this CPU has no int8 instructions kiln knows"
+                        : fmt::format("this CPU's int8 instructions ({}) sum pairs of products in "
+                                      "int16, which saturates: kiln computes int8 models in float "
+                                      "there (exact), no faster than fp32",
+                                      peak.int8_isa);
   return f;
 }
 

@@ -80,6 +80,23 @@ TEST(PrecisionForecast, StaticInt8ScalesComputeByTheMatmulGainAndMovesQuarterByt
   EXPECT_GT(f.speedup(), 1.0);
 }
 
+// Before VNNI (AVX2, AVX-512BW) oneDNN's int8 sums pairs of products in int16 and saturates, so
+// kiln computes int8 models in float there: the forecast says no gain, and why.
+TEST(PrecisionForecast, Int8WithoutADotProductIsNoFaster) {
+  const ProfileData d = three_nodes();
+  MachinePeak p = peak(false);
+  p.int8_isa = "avx2";
+  const ProfileSummary s = summarize(d, p.roofline());
+  for (ReducedPrecision r : {ReducedPrecision::kInt8Static, ReducedPrecision::kInt8Dynamic}) {
+    const PrecisionForecast f = forecast_precision(d, s, p, r);
+    EXPECT_FALSE(f.native);
+    EXPECT_DOUBLE_EQ(find(f, "fc").predicted_ms, find(f, "fc").fp32_ms);
+    EXPECT_DOUBLE_EQ(find(f, "relu").predicted_ms, find(f, "relu").fp32_ms);
+    EXPECT_NEAR(f.speedup(), 1.0, 1e-9);
+    EXPECT_NE(f.note.find("saturates"), std::string::npos) << f.note;
+  }
+}
+
 // With a GemmGain, a product node is scaled by the gain measured at its own shape (m x k by k x n)
 // instead of the probe's 256 x 1024 x 1024 one.
 TEST(PrecisionForecast, AGemmGainScalesEachProductAtItsOwnShape) {
