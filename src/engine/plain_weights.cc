@@ -3,15 +3,21 @@
 #include <algorithm>
 
 #include "engine/graph_facts.h"
+#include "engine/onednn/int8_support.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/plan.h"
 
 namespace kiln::engine {
 
 PlainWeights::PlainWeights(Graph& graph, WeightCache& cache) : cache_(cache) {
-  for (Value* v : graph.initializers)
-    if (v->data.defined() && v->data.dtype() == DataType::kFloat && v->data.nbytes() >= kMinBytes)
+  // (With VNNI or AMX the int8 weights' packed copies are oneDNN's s8 layouts with their
+  // compensation, not read back here: those stay.)
+  const bool int8 = !int8_dot_product();
+  for (Value* v : graph.initializers) {
+    const DataType t = v->data.defined() ? v->data.dtype() : DataType::kUndefined;
+    if ((t == DataType::kFloat || (int8 && t == DataType::kInt8)) && v->data.nbytes() >= kMinBytes)
       candidates_[v] = v;
+  }
 }
 
 bool PlainWeights::releasable(const Value* v, const GraphFacts& facts, const Plan& plan) const {

@@ -18,7 +18,9 @@ class WeightCache;
 
 class PlainWeights {
  public:
-  // The candidates: the main graph's float initializers of kMinBytes or more.
+  // The candidates: the main graph's float initializers of kMinBytes or more, and its int8 ones
+  // where oneDNN has no int8 dot product (onednn/int8_support.h): there the dynamic int8 matmuls
+  // read them widened to f32 (their packed copy, from which the exact int8 values come back).
   PlainWeights(Graph& graph, WeightCache& cache);
 
   // Told by the lowering after each group (its steps are plan.steps[first_step...]). An input

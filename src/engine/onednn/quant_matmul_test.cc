@@ -4,6 +4,7 @@
 // on few elements; DynamicQuantizeLinear's three outputs are equal. Without VNNI the static
 // forms' 8-bit weights stay float, and the dynamic forms compute in float
 // (onednn.quant_matmul_f32: the same integer sums, exactly, below 2^24).
+#include "engine/compiled_model.h"
 #include "engine/onednn/int8_support.h"
 #include "engine/onednn/quant_test_util.h"
 
@@ -97,6 +98,34 @@ TEST(QuantMatmul, MatMulIntegerForm) {
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul_f32"), float_form_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "cpu.dynamic_quantize"), 1) << s.listing;
   EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;  // without VNNI too: the float form
+}
+
+// Without VNNI the float form reads a 1 MiB int8 weight through its widened f32 copy: the int8
+// bytes are let go of once it is packed (plain_weights.h) and read back, exactly, before the next
+// plan. Batches 1, 3, 1 give the reference's results each time.
+TEST(QuantMatmul, FloatFormLetsItsInt8WeightsGo) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {Dim::symbol("batch"), 1024});
+    auto q = b.node("DynamicQuantizeLinear", {x}, {}, 3);
+    Value* mi = b.op("MatMulInteger", {q[0], b.constant("w", random_int8({1024, 1024}, 3)), q[2]});
+    Value* cast = b.op("Cast", {mi}, {attr("to", static_cast<int64_t>(DataType::kFloat))});
+    b.output(b.op("Mul", {cast, q[1]}));
+    return b.take();
+  };
+  CompiledModel m(make());
+  Session ref(make());
+  for (int64_t batch : {1, 3, 1}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 1024}, 7 + batch))};
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-6, 1e-6});
+    EXPECT_TRUE(c.equal) << c.reason;
+    const PlanSummary sum = m.summary({{batch, 1024}});
+    if (!int8_dot_product()) {
+      EXPECT_EQ(steps_of(sum, "onednn.quant_matmul_f32"), 1) << sum.listing;
+      EXPECT_GE(sum.released_bytes, size_t{1024} * 1024);
+    }
+  }
 }
 
 TEST(QuantMatmul, QLinearMatMul) {
