@@ -159,9 +159,9 @@ inline void rows_panel(const float* x, int64_t rows, int64_t depth, const float*
   int64_t r = 0;
   // Four rows where their accumulators, the V weight registers and a broadcast fit the register
   // file (not 4 x 4 on AVX2's 16: they spilled).
-  constexpr bool kFourRows = 4 * V + V + 1 <= Vec::kRegisters;
-  for (; kFourRows && r + 4 <= rows; r += 4)
-    rows_block<kFourRows ? 4 : 1, V, kPartial>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
+  if constexpr (4 * V + V + 1 <= Vec::kRegisters)
+    for (; r + 4 <= rows; r += 4)
+      rows_block<4, V, kPartial>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);
   // (Two rows together: each weight register serves both, and twice the independent chains.)
   for (; r + 2 <= rows; r += 2)
     rows_block<2, V, kPartial>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy, lanes);

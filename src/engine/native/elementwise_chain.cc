@@ -13,6 +13,7 @@
 #include "engine/native/physical_order.h"
 
 #include <map>
+#include <numeric>
 
 namespace kiln::engine {
 
@@ -88,6 +89,42 @@ class ChainStep : public NativeStep {
   std::vector<cpu::EwInput> args_;
 };
 
+// The order a chain works in on a result of dims `out_dims`: a dense permutation of the axes
+// (row-major, channels-last), or channel blocks ([N, C / b, H, W, b]). `out` is the result's dims
+// in memory order; operand() the dims in that order of an operand whose row-major bytes (or, at
+// full size, whose own layout) lie so, nullopt for one that does not.
+struct PhysicalLayout {
+  std::vector<int> order;  // a permutation; empty when blocked
+  int64_t block = 0;
+  std::vector<int64_t> out;
+
+  // nullopt order: not a dense permutation; an empty one: row-major.
+  static std::optional<PhysicalLayout> permuted(const std::vector<int64_t>& out_dims,
+                                                std::optional<std::vector<int>> order) {
+    if (!order) return std::nullopt;
+    PhysicalLayout p;
+    p.order = std::move(*order);
+    if (p.order.empty()) {
+      p.order.resize(out_dims.size());
+      std::iota(p.order.begin(), p.order.end(), 0);
+    }
+    for (int a : p.order) p.out.push_back(out_dims[a]);
+    return p;
+  }
+  static std::optional<PhysicalLayout> channel_blocked(const dnnl::memory::desc& md,
+                                                       const std::vector<int64_t>& out_dims) {
+    const int64_t block = channel_block(md, out_dims);
+    if (block <= 0) return std::nullopt;
+    return PhysicalLayout{.block = block,
+                          .out = {out_dims[0], out_dims[1] / block, out_dims[2], out_dims[3], block}};
+  }
+  std::optional<std::vector<int64_t>> operand(const std::vector<int64_t>& dims,
+                                              const std::vector<int64_t>& out_dims) const {
+    if (dims == out_dims) return out;  // read in the chosen layout itself
+    return block ? in_channel_blocks(dims, out_dims[1], block) : in_physical_order(dims, order);
+  }
+};
+
 bool build_chain(Group& g, Lowering& lw) {
   const GraphFacts& f = lw.facts();
   const auto members = g.members();
@@ -109,66 +146,35 @@ bool build_chain(Group& g, Lowering& lw) {
                                      : program.binary(op.b, value_of(m->inputs[0]), value_of(m->inputs[1]));
   }
   program.set_result(values.at(result));
-  // The layout: that of a full-size operand made in a dense non-row-major one, when every
-  // operand reads right in its physical order; else row-major.
-  auto dims_in = [&](const std::vector<int>& order) -> std::optional<std::vector<std::vector<int64_t>>> {
+  // The layout: that of a full-size operand made in a dense non-row-major one (channels-last),
+  // else in channel blocks (AVX2's convs write nChw8c), when every operand reads right in its
+  // physical order; else row-major.
+  const auto dims_in = [&](const PhysicalLayout& p) -> std::optional<std::vector<std::vector<int64_t>>> {
     std::vector<std::vector<int64_t>> dims;
     for (const Value* v : operands) {
-      const auto& vd = *f.dims(v);
-      if (vd == out_dims) {  // read in the chosen layout itself
-        dims.emplace_back();
-        for (int a : order) dims.back().push_back(vd[a]);
-        continue;
-      }
-      auto d = in_physical_order(vd, order);  // row-major, broadcast
+      auto d = p.operand(*f.dims(v), out_dims);
       if (!d) return std::nullopt;
       dims.push_back(std::move(*d));
     }
     return dims;
   };
   std::optional<dnnl::memory::desc> layout;
-  std::vector<int> order(out_dims.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  for (const Value* v : operands) {
-    const auto l = lw.layout(v);
-    if (!l || *f.dims(v) != out_dims) continue;
-    if (auto o = physical_order(*l); o && dims_in(*o)) {
-      layout = l;
-      order = *o;
-      break;
+  PhysicalLayout physical = *PhysicalLayout::permuted(out_dims, std::vector<int>{});  // row-major
+  auto dims = dims_in(physical);
+  for (const bool blocked : {false, true})
+    for (const Value* v : operands) {
+      const auto l = lw.layout(v);
+      if (layout || !l || *f.dims(v) != out_dims) continue;
+      auto p = blocked ? PhysicalLayout::channel_blocked(*l, out_dims)
+                       : PhysicalLayout::permuted(out_dims, physical_order(*l));
+      if (auto d = p ? dims_in(*p) : std::nullopt) {
+        layout = l;
+        physical = std::move(*p);
+        dims = std::move(d);
+      }
     }
-  }
-  // Else a full-size operand in channel blocks (AVX2's convs write nChw8c): the chain runs on
-  // [N, C / b, H, W, b], the other operands read row-major where their bytes lie in that order
-  // (broadcast along the channels, or a per-channel scale: squeeze-and-excitation), so neither
-  // a hard-swish between two convs nor an SE block's Mul is two reorders.
-  std::vector<int64_t> physical_out;
-  std::optional<std::vector<std::vector<int64_t>>> dims;
-  for (const Value* v : operands) {
-    const auto l = lw.layout(v);
-    if (layout || !l || *f.dims(v) != out_dims) continue;
-    const int64_t block = channel_block(*l, out_dims);
-    if (block <= 0) continue;
-    std::vector<std::vector<int64_t>> blocked;
-    for (const Value* u : operands) {
-      auto d = *f.dims(u) == out_dims ? std::optional(std::vector<int64_t>{})
-                                      : in_channel_blocks(*f.dims(u), out_dims[1], block);
-      if (!d) break;
-      blocked.push_back(std::move(*d));
-    }
-    if (blocked.size() != operands.size()) continue;
-    layout = l;
-    physical_out = {out_dims[0], out_dims[1] / block, out_dims[2], out_dims[3], block};
-    for (auto& d : blocked)
-      if (d.empty()) d = physical_out;
-    dims = std::move(blocked);
-  }
-  if (!dims) {
-    dims = *dims_in(order);
-    for (int a : order) physical_out.push_back(out_dims[a]);
-  }
   auto step = std::make_unique<ChainStep>(*g.anchor, std::move(program), std::move(*dims),
-                                           physical_out);
+                                           physical.out);
   int share = -1;
   const int out = lw.define(result, layout);
   for (const Value* v : operands) {
