@@ -71,7 +71,9 @@ TEST(Artifact, CompiledModelRunsLikeTheOriginal) {
   EXPECT_EQ(a->times().plans_made, 2);
   // AVX-512's matmul packs its weights (blocked), and the artifact holds them so; AVX2's reads the
   // row-major ones in place, and there is nothing to pack.
-  if (cpu::active_isa() == cpu::Isa::kAvx512) EXPECT_GT(a->times().packed_entries, 0);
+  if (cpu::active_isa() == cpu::Isa::kAvx512) {
+    EXPECT_GT(a->times().packed_entries, 0);
+  }
   EXPECT_EQ(a->times().packed_taken, a->times().packed_entries);  // no weight reordered again
   engine::CompiledModel original(linear_model());
   for (int64_t batch : {2, 4, 3}) {  // 3: not declared, planned on first use

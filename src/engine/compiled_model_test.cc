@@ -57,7 +57,9 @@ TEST(CompiledModel, ReleasedWeightsAreRestoredForANewPlan) {
     const size_t plain = size_t{2} * 512 * 1024 * 4;
     EXPECT_LE(plain - sum.released_bytes + sum.weight_bytes, plain + plain / 16)
         << "held: " << plain - sum.released_bytes << " plain, " << sum.weight_bytes << " packed";
-    if (sum.weight_bytes >= plain) EXPECT_GE(sum.released_bytes, plain);
+    if (sum.weight_bytes >= plain) {
+      EXPECT_GE(sum.released_bytes, plain);
+    }
   }
   EXPECT_EQ(m.plans(), 3);
 }

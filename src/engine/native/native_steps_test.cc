@@ -125,8 +125,9 @@ TEST(NativeElementwise, ChannelBlockedInItsBlocks) {
     V d = scale;
     d.insert(d.begin(), 4 - d.size(), 1);  // right-aligned against [N, C, H, W]
     const bool in_blocks = scale.empty() || d[1] == 1 || (d[2] == 1 && d[3] == 1);
-    if (in_blocks && cpu::active_isa() == cpu::Isa::kAvx2)  // oneDNN's convs write nChw8c
+    if (in_blocks && cpu::active_isa() == cpu::Isa::kAvx2) {  // oneDNN's convs write nChw8c
       EXPECT_LE(steps_of(s, "onednn.reorder"), 2) << s.listing;  // the input and the output only
+    }
   }
 }
 
