@@ -17,6 +17,19 @@ std::optional<cpu::RowOp> row_op(const PostOp& p) {
 
 }  // namespace
 
+std::optional<std::vector<cpu::RowOp>> row_ops_of(const std::vector<EpilogueUnit>& units) {
+  std::vector<cpu::RowOp> ops;
+  for (const EpilogueUnit& u : units) {
+    if (u.is_bias || !u.perm.empty()) return std::nullopt;
+    for (const PostOp& p : u.ops) {
+      auto op = row_op(p);
+      if (!op) return std::nullopt;
+      ops.push_back(*op);
+    }
+  }
+  return ops;
+}
+
 void keep_row_ops(std::vector<EpilogueUnit>& units) {
   size_t keep = 0;
   for (; keep < units.size(); ++keep) {

@@ -12,6 +12,10 @@
 
 namespace kiln::engine {
 
+// The activations and scalings of `units` (no bias among them) as row operations; nullopt when
+// one of them is not a row's.
+std::optional<std::vector<cpu::RowOp>> row_ops_of(const std::vector<EpilogueUnit>& units);
+
 // Cuts units (from match_epilogue) to the longest prefix rows can take.
 void keep_row_ops(std::vector<EpilogueUnit>& units);
 

@@ -25,6 +25,8 @@
 #include <cmath>
 
 #include "engine/lowering.h"
+#include "engine/native/int16_matmul_step.h"
+#include "engine/native/row_epilogue.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
 #include "engine/onednn/int8_support.h"
@@ -375,12 +377,22 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   if (q->in_float && (!runtime_scale || requant)) return false;
   const bool per_column = q->out_scale ? f.dims(q->out_scale)->size() == 1 && f.dims(q->out_scale)->at(0) == q->n
                                        : q->w_scale.size() > 1;
+  const int64_t scale_cols = q->out_scale ? (per_column ? q->n : 1) : 1;
+  const auto row_ops = row_ops_of(chain);
+  if (q->in_float && row_ops) {  // kiln's exact int16 kernel where the CPU has AVX2
+    const Int16MatmulSpec s{.node = &node, .a = q->a, .a_signed = q->a_type == DataType::kInt8,
+                            .w = q->w, .w_transposed = q->w_transposed, .m = q->m, .k = q->k, .n = q->n,
+                            .w_scale = q->out_scale ? std::vector<float>{} : q->w_scale,
+                            .scale = q->out_scale ? q->out_scale : q->a_scale, .scale_cols = scale_cols,
+                            .zero_point = q->a_zero_point, .bias = bias, .ops = *row_ops,
+                            .out = g.output()};
+    if (add_int16_matmul(s, lw)) return true;
+  }
   FusedPostOps post = make_post_ops(chain, padded_to(2), f);  // eltwise only
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const int mask = per_column ? 1 << 1 : 0;
   std::vector<float> scales;  // constant output scales
-  const int64_t scale_cols = q->out_scale ? (per_column ? q->n : 1) : 1;
   if (runtime_scale) {
     dnnl::post_ops ops;  // the run-time scale first, then the chain
     ops.append_binary(dnnl::algorithm::binary_mul, plain_md({1, scale_cols}, dt::f32));

@@ -2,9 +2,11 @@
 // cpu.dynamic_quantize against the reference kernels of the same graphs. The matmuls accumulate
 // in int32 and scale once: float results agree to float rounding, quantized ones within one step
 // on few elements; DynamicQuantizeLinear's three outputs are equal. Without VNNI the static
-// forms' 8-bit weights stay float, and the dynamic forms compute in float
-// (onednn.quant_matmul_f32: the same integer sums, exactly, below 2^24).
+// forms' 8-bit weights stay float, and the dynamic forms run on kiln's int16 kernel where there is
+// AVX2 (cpu.int16_matmul: the integer sums exactly, MatMulInteger's result bit for bit), else in
+// float (onednn.quant_matmul_f32: the same integer sums, exactly, below 2^24).
 #include "engine/compiled_model.h"
+#include "engine/cpu/int16_gemm.h"
 #include "engine/onednn/int8_support.h"
 #include "engine/onednn/quant_test_util.h"
 
@@ -14,7 +16,9 @@ namespace {
 using namespace testing;
 
 int int8_steps(int n) { return int8_dot_product() ? n : 0; }
-int float_form_steps(int n) { return int8_dot_product() ? 0 : n; }  // the dynamic forms without VNNI
+// The dynamic forms without VNNI: on kiln's int16 kernel with AVX2, else in float.
+int int16_steps(int n) { return !int8_dot_product() && kiln::cpu::int16_gemm_supported() ? n : 0; }
+int float_form_steps(int n) { return !int8_dot_product() && !kiln::cpu::int16_gemm_supported() ? n : 0; }
 
 TEST(QuantMatmul, StaticQdqWithBiasReluRequantize) {
   auto make = [] {
@@ -53,7 +57,7 @@ TEST(QuantMatmul, GemmTransposedWeightsFloatResult) {
   EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
 }
 
-// x -> DynamicQuantizeLinear -> DequantizeLinear -> MatMul(DQ(w)) -> Add(bias), twice on one x.
+// x -> DynamicQuantizeLinear -> DequantizeLinear -> MatMul(DQ(w)) -> Add(bias) [-> Relu], twice on one x.
 TEST(QuantMatmul, DynamicQdq) {
   auto make = [] {
     ModelBuilder b;
@@ -65,13 +69,15 @@ TEST(QuantMatmul, DynamicQdq) {
       Value* wd = b.op("DequantizeLinear", {b.constant("w" + i, random_int8({96, 32}, 3 + k)),
                                             b.constant("sw" + i, random_tensor({32}, 4 + k, 0.002f, 0.01f))},
                        {attr("axis", int64_t{1})});
-      b.output(b.op("Add", {b.op("MatMul", {xd, wd}), b.constant("bias" + i, random_tensor({32}, 5 + k))}));
+      Value* y = b.op("Add", {b.op("MatMul", {xd, wd}), b.constant("bias" + i, random_tensor({32}, 5 + k))});
+      b.output(k == 0 ? y : b.op("Relu", {y}));  // an activation in the chain of the second
     }
     return b.take();
   };
   const auto s = expect_close_to_reference(make, {random_tensor({1, 16, 96}, 1, -3.f, 1.f)});
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul"), int8_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul_f32"), float_form_steps(2)) << s.listing;
+  EXPECT_EQ(steps_of(s, "cpu.int16_matmul"), int16_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "cpu.dynamic_quantize"), 1) << s.listing;
   EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;
 }
@@ -96,14 +102,17 @@ TEST(QuantMatmul, MatMulIntegerForm) {
   const auto s = expect_close_to_reference(make, {random_tensor({2, 8, 64}, 1, -1.f, 3.f)});
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul"), int8_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "onednn.quant_matmul_f32"), float_form_steps(2)) << s.listing;
+  EXPECT_EQ(steps_of(s, "cpu.int16_matmul"), int16_steps(2)) << s.listing;
   EXPECT_EQ(steps_of(s, "cpu.dynamic_quantize"), 1) << s.listing;
   EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;  // without VNNI too: the float form
 }
 
-// Without VNNI the float form reads a 1 MiB int8 weight through its widened f32 copy: the int8
-// bytes are let go of once it is packed (plain_weights.h) and read back, exactly, before the next
-// plan. Batches 1, 3, 1 give the reference's results each time.
-TEST(QuantMatmul, FloatFormLetsItsInt8WeightsGo) {
+// Without VNNI a 1 MiB int8 weight is held once however many plans read it. With AVX2 the int16
+// kernel packs it once (2 bytes a weight, shared by every plan) and gives MatMulInteger's result
+// bit for bit; else the float form reads it through its widened f32 copy, and the int8 bytes are
+// let go of once it is packed (plain_weights.h) and read back, exactly, before the next plan.
+// Batches 1, 3, 1 give the reference's results each time.
+TEST(QuantMatmul, WithoutADotProductWeightsAreHeldOnce) {
   const auto make = [] {
     ModelBuilder b;
     Value* x = b.input("x", {Dim::symbol("batch"), 1024});
@@ -115,15 +124,21 @@ TEST(QuantMatmul, FloatFormLetsItsInt8WeightsGo) {
   };
   CompiledModel m(make());
   Session ref(make());
+  const double tol = int16_steps(1) ? 0.0 : 1e-6;
   for (int64_t batch : {1, 3, 1}) {
     SCOPED_TRACE("batch " + std::to_string(batch));
     const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 1024}, 7 + batch))};
-    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-6, 1e-6});
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{tol, tol});
     EXPECT_TRUE(c.equal) << c.reason;
     const PlanSummary sum = m.summary({{batch, 1024}});
-    if (!int8_dot_product()) {
+    if (float_form_steps(1)) {
       EXPECT_EQ(steps_of(sum, "onednn.quant_matmul_f32"), 1) << sum.listing;
       EXPECT_GE(sum.released_bytes, size_t{1024} * 1024);
+    }
+    if (int16_steps(1)) {
+      EXPECT_EQ(steps_of(sum, "cpu.int16_matmul"), 1) << sum.listing;
+      EXPECT_GE(sum.weight_bytes, size_t{2} * 1024 * 1024);
+      EXPECT_LE(sum.weight_bytes, size_t{2} * 1024 * 1024 + 4096) << "packed once for both plans";
     }
   }
 }

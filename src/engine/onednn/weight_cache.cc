@@ -60,6 +60,17 @@ dnnl::memory WeightCache::get(const Tensor& t, const dnnl::memory::desc& from,
   return dst;
 }
 
+std::shared_ptr<const void> WeightCache::native_entry(
+    const Tensor& t, const std::string& kind, size_t bytes,
+    const std::function<std::shared_ptr<const void>()>& make) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Native& e : natives_)
+    if (e.kind == kind && (e.source.raw() == t.raw() || same_bytes(e.source, t))) return e.data;
+  natives_.push_back({t, kind, make()});
+  bytes_ += bytes;
+  return natives_.back().data;
+}
+
 }  // namespace kiln::engine
 
 namespace kiln::engine {

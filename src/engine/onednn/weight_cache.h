@@ -5,6 +5,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -26,6 +27,15 @@ class WeightCache {
   // own bytes (no copy; the cache keeps t).
   dnnl::memory get(const Tensor& t, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
   size_t bytes() const { return bytes_; }  // the copies'
+
+  // A packing of t in a form of kiln's own kernels (not a oneDNN layout), named by `kind` (which
+  // also says what else went into it, e.g. transposed): made by `make` on the first call, shared
+  // by every plan after. `bytes` of it count in bytes().
+  template <class T>
+  std::shared_ptr<const T> native(const Tensor& t, const std::string& kind, size_t bytes,
+                                  const std::function<std::shared_ptr<const T>()>& make) {
+    return std::static_pointer_cast<const T>(native_entry(t, kind, bytes, [&] { return std::shared_ptr<const void>(make()); }));
+  }
 
   // Lets go of the plain tensor t, whose packed copies stay: its entries are then known by `tag`
   // (get() no longer matches them) until restore_source. Refused (false, nothing changed) when an
@@ -60,6 +70,14 @@ class WeightCache {
     bool packed;  // mem is the cache's copy (else it views source's bytes)
     const void* dropped = nullptr;  // drop_source's tag while source is let go
   };
+  std::shared_ptr<const void> native_entry(const Tensor& t, const std::string& kind, size_t bytes,
+                                           const std::function<std::shared_ptr<const void>()>& make);
+  struct Native {
+    Tensor source;  // kept, as Entry::source
+    std::string kind;
+    std::shared_ptr<const void> data;
+  };
+  std::vector<Native> natives_;
   struct Pending {
     Tensor source;
     std::string from, to;
