@@ -8,7 +8,7 @@
 
 namespace kiln::cpu {
 
-constexpr int64_t kTileRows = 4;  // rows of A per register block (8 accumulators, 2 of B, 1 of A)
+constexpr int64_t kTileRows = 6;  // rows of A per register block (12 accumulators, 2 of B, 1 of A, 1 product)
 
 namespace avx2 {
 // y's rows [0, m) by panels [p_first, p_last) of b (epilogue e), A's int16 rows lda apart.
