@@ -38,12 +38,11 @@ bool PlainWeights::releasable(const Value* v, const GraphFacts& facts, const Pla
 }
 
 void PlainWeights::lowered(const Group& g, const GraphFacts& facts, const Plan& plan, size_t first_step) {
-  bool onednn = first_step < plan.steps.size();
-  for (size_t i = first_step; i < plan.steps.size(); ++i)
-    onednn = onednn && plan.steps[i]->kernel.starts_with("onednn.");
+  bool packed = first_step < plan.steps.size();
+  for (size_t i = first_step; i < plan.steps.size(); ++i) packed = packed && plan.steps[i]->reads_packed_constants;
   const auto members = g.members();
-  for (const Node* m : members) lowered_[m] = onednn;
-  if (!onednn) return;
+  for (const Node* m : members) lowered_[m] = packed;
+  if (!packed) return;
   for (const Node* m : members)
     for (const Value* in : m->inputs) {
       auto it = in ? candidates_.find(in) : candidates_.end();

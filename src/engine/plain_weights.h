@@ -20,11 +20,13 @@ class PlainWeights {
  public:
   // The candidates: the main graph's float initializers of kMinBytes or more, and its int8 ones
   // where oneDNN has no int8 dot product (onednn/int8_support.h): there the dynamic int8 matmuls
-  // read them widened to f32 (their packed copy, from which the exact int8 values come back).
+  // read them widened (to int16 panels, or f32: their packed copy, from which the exact int8
+  // values come back).
   PlainWeights(Graph& graph, WeightCache& cache);
 
   // Told by the lowering after each group (its steps are plan.steps[first_step...]). An input
-  // of the group whose every reader is now lowered into oneDNN steps, that no slot of the plan
+  // of the group whose every reader is now lowered into steps that read packed copies only
+  // (Step::reads_packed_constants), that no slot of the plan
   // holds and that the cache holds packed (and only packed) loses its plain bytes: the value
   // keeps its dtype and dims, with no data, until restore().
   void lowered(const Group& g, const GraphFacts& facts, const Plan& plan, size_t first_step);
@@ -40,7 +42,7 @@ class PlainWeights {
 
   WeightCache& cache_;
   std::unordered_map<const Value*, Value*> candidates_;
-  std::unordered_map<const Node*, bool> lowered_;  // node -> all its group's steps are oneDNN's
+  std::unordered_map<const Node*, bool> lowered_;  // node -> all its group's steps read packed constants
   std::vector<Value*> released_;
 };
 

@@ -60,6 +60,9 @@ class Step {
   std::vector<PlacedInput> placed_inputs;
   int threads = 0;  // OpenMP threads the step runs with; kPlanThreads: the plan's; 0: not chosen yet
                     // (Lowering::add chooses by the bytes moved)
+  // Its constants are read only from the WeightCache's packed copies (oneDNN's layouts, kiln's
+  // own packings), never as the plain initializers (plain_weights.h may let those go).
+  bool reads_packed_constants = false;
 };
 
 }  // namespace kiln::engine

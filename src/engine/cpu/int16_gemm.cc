@@ -7,15 +7,20 @@
 namespace kiln::cpu {
 
 Int16Weights::Int16Weights(const int8_t* w, int64_t k, int64_t n, bool transposed)
-    : k_(k), n_(n), colsum_(static_cast<size_t>(n), 0) {
+    : k_(k), n_(n), transposed_(transposed), colsum_(static_cast<size_t>(n), 0) {
   data_.assign(static_cast<size_t>(panels() * pairs() * 2 * kPanel), 0);
   for (int64_t kk = 0; kk < k; ++kk)
     for (int64_t c = 0; c < n; ++c) {
       const int8_t v = transposed ? w[c * k + kk] : w[kk * n + c];
-      const int64_t p = c / kPanel;
-      data_[static_cast<size_t>(p * pairs() * 2 * kPanel + (kk / 2) * 2 * kPanel + (c % kPanel) * 2 + kk % 2)] = v;
+      data_[at(kk, c)] = v;
       colsum_[static_cast<size_t>(c)] += v;
     }
+}
+
+void Int16Weights::unpack(void* plain) const {
+  int8_t* w = static_cast<int8_t*>(plain);
+  for (int64_t kk = 0; kk < k_; ++kk)
+    for (int64_t c = 0; c < n_; ++c) (transposed_ ? w[c * k_ + kk] : w[kk * n_ + c]) = static_cast<int8_t>(data_[at(kk, c)]);
 }
 
 bool int16_gemm_supported() {

@@ -35,9 +35,15 @@ class Int16Weights {
   // Per column, the sum of its weights (what a zero point of A times the column takes away).
   const std::vector<int32_t>& column_sums() const { return colsum_; }
   size_t bytes() const { return data_.size() * sizeof(int16_t) + colsum_.size() * sizeof(int32_t); }
+  // The int8 weights made again, exactly, in the layout they were given in (`plain`: K * N bytes).
+  void unpack(void* plain) const;
 
  private:
+  size_t at(int64_t k, int64_t c) const {  // where weight (k, c) is in data_
+    return static_cast<size_t>((c / kPanel) * pairs() * 2 * kPanel + (k / 2) * 2 * kPanel + (c % kPanel) * 2 + k % 2);
+  }
   int64_t k_, n_;
+  bool transposed_;
   std::vector<int16_t> data_;
   std::vector<int32_t> colsum_;
 };

@@ -1,7 +1,7 @@
 // int16_gemm against the integer product computed plainly: exact, for rows around the register
 // block (6), K odd and even, columns around the panel (16), u8 and s8 A with zero points at the
 // types' ends, weights at -128 and 127 (where vpmaddubsw's sums saturate), per-column scales,
-// with and without a bias, on one and two threads.
+// with and without a bias, on one and two threads; the packing unpacks to the weights given.
 #include "engine/cpu/int16_gemm.h"
 
 #include <gtest/gtest.h>
@@ -30,6 +30,9 @@ void check(const Case& c, int threads, std::mt19937& rng) {
   for (auto& s : scale) s = 0.001f * static_cast<float>(1 + byte(rng));
   for (auto& b : bias) b = 0.1f * static_cast<float>(byte(rng) - 128);
   const Int16Weights packed(w.data(), c.k, c.n, c.transposed);
+  std::vector<int8_t> back(w.size());
+  packed.unpack(back.data());
+  ASSERT_EQ(back, w) << "unpacked";
   std::vector<int16_t> a16(static_cast<size_t>(int16_gemm_a_elements(c.m, packed)));
   std::vector<float> y(static_cast<size_t>(c.m * (c.n + 3)), -1.f);
   const Int16Epilogue e{.zero_point = c.zero_point, .scale = scale.data(), .per_column = c.per_column,

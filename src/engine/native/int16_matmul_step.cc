@@ -73,6 +73,7 @@ bool add_int16_matmul(const Int16MatmulSpec& s, Lowering& lw) {
       });
   lw.scratchpad()->need(static_cast<size_t>(kiln::cpu::int16_gemm_a_elements(s.m, *w)) * sizeof(int16_t));
   auto step = std::make_unique<Int16MatmulStep>(s, w, lw.scratchpad());
+  step->reads_packed_constants = true;  // B from its int16 panels only
   step->threads = threads_for_work(2.0 * s.m * s.k * s.n / 2);  // twice an f32 FMA's work an instruction
   step->read(lw.plain(s.a), *lw.facts().dims(s.a));
   step->read_parameters(lw.plain(s.scale), s.zero_point ? lw.plain(s.zero_point) : -1);

@@ -8,6 +8,7 @@ namespace kiln::engine {
 DnnlStep::DnnlStep(dnnl::primitive prim, const Node* n, std::string_view k) : prim_(std::move(prim)) {
   node = n;
   kernel = k;
+  reads_packed_constants = true;
 }
 
 void DnnlStep::bind_input(int arg, int s, const dnnl::memory::desc& md,

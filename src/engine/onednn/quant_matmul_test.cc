@@ -107,10 +107,10 @@ TEST(QuantMatmul, MatMulIntegerForm) {
   EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;  // without VNNI too: the float form
 }
 
-// Without VNNI a 1 MiB int8 weight is held once however many plans read it. With AVX2 the int16
-// kernel packs it once (2 bytes a weight, shared by every plan) and gives MatMulInteger's result
-// bit for bit; else the float form reads it through its widened f32 copy, and the int8 bytes are
-// let go of once it is packed (plain_weights.h) and read back, exactly, before the next plan.
+// Without VNNI a 1 MiB int8 weight is held once however many plans read it: packed once (int16
+// panels with AVX2, 2 bytes a weight, shared by every plan, MatMulInteger's result bit for bit;
+// else the float form's widened f32 copy), the int8 bytes let go of (plain_weights.h) and read
+// back from the packing, exactly, before the next plan.
 // Batches 1, 3, 1 give the reference's results each time.
 TEST(QuantMatmul, WithoutADotProductWeightsAreHeldOnce) {
   const auto make = [] {
@@ -139,6 +139,7 @@ TEST(QuantMatmul, WithoutADotProductWeightsAreHeldOnce) {
       EXPECT_EQ(steps_of(sum, "cpu.int16_matmul"), 1) << sum.listing;
       EXPECT_GE(sum.weight_bytes, size_t{2} * 1024 * 1024);
       EXPECT_LE(sum.weight_bytes, size_t{2} * 1024 * 1024 + 4096) << "packed once for both plans";
+      EXPECT_GE(sum.released_bytes, size_t{1024} * 1024) << "the int8 bytes let go of";
     }
   }
 }

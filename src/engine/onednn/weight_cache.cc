@@ -60,15 +60,14 @@ dnnl::memory WeightCache::get(const Tensor& t, const dnnl::memory::desc& from,
   return dst;
 }
 
-std::shared_ptr<const void> WeightCache::native_entry(
-    const Tensor& t, const std::string& kind, size_t bytes,
-    const std::function<std::shared_ptr<const void>()>& make) {
+std::shared_ptr<const void> WeightCache::native_entry(const Tensor& t, const std::string& kind,
+                                                      size_t bytes, const std::function<NativeMade()>& make) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Native& e : natives_)
-    if (e.kind == kind && (e.source.raw() == t.raw() || same_bytes(e.source, t))) return e.data;
+    if (!e.dropped && e.kind == kind && (e.source.raw() == t.raw() || same_bytes(e.source, t))) return e.made.data;
   natives_.push_back({t, kind, make()});
   bytes_ += bytes;
-  return natives_.back().data;
+  return natives_.back().made.data;
 }
 
 }  // namespace kiln::engine
@@ -114,8 +113,15 @@ bool WeightCache::drop_source(const Tensor& t, const void* tag) {
     if (!e.packed) return false;
     readable = readable || covers(e.from, t);
   }
+  for (const Native& e : natives_)
+    if (!e.dropped && e.source.raw() == t.raw()) readable = true;  // every packing can unpack
   if (!readable) return false;
   for (Entry& e : entries_) {
+    if (e.dropped || e.source.raw() != t.raw()) continue;
+    e.source = Tensor();
+    e.dropped = tag;
+  }
+  for (Native& e : natives_) {
     if (e.dropped || e.source.raw() != t.raw()) continue;
     e.source = Tensor();
     e.dropped = tag;
@@ -136,6 +142,13 @@ Tensor WeightCache::restore_source(const void* tag, DataType dtype, const std::v
       dnnl_stream().wait();
       made = true;
     }
+    e.source = plain;
+    e.dropped = nullptr;
+  }
+  for (Native& e : natives_) {
+    if (e.dropped != tag) continue;
+    if (!made) e.made.unpack(plain.raw());
+    made = true;
     e.source = plain;
     e.dropped = nullptr;
   }

@@ -30,11 +30,15 @@ class WeightCache {
 
   // A packing of t in a form of kiln's own kernels (not a oneDNN layout), named by `kind` (which
   // also says what else went into it, e.g. transposed): made by `make` on the first call, shared
-  // by every plan after. `bytes` of it count in bytes().
+  // by every plan after. `bytes` of it count in bytes(). A packing whose T has
+  // `void unpack(void* plain) const` (t's bytes made again, exactly) lets drop_source let go of t.
   template <class T>
   std::shared_ptr<const T> native(const Tensor& t, const std::string& kind, size_t bytes,
                                   const std::function<std::shared_ptr<const T>()>& make) {
-    return std::static_pointer_cast<const T>(native_entry(t, kind, bytes, [&] { return std::shared_ptr<const void>(make()); }));
+    return std::static_pointer_cast<const T>(native_entry(t, kind, bytes, [&]() -> NativeMade {
+      std::shared_ptr<const T> p = make();
+      return {p, [p](void* plain) { p->unpack(plain); }};
+    }));
   }
 
   // Lets go of the plain tensor t, whose packed copies stay: its entries are then known by `tag`
@@ -70,12 +74,17 @@ class WeightCache {
     bool packed;  // mem is the cache's copy (else it views source's bytes)
     const void* dropped = nullptr;  // drop_source's tag while source is let go
   };
+  struct NativeMade {
+    std::shared_ptr<const void> data;
+    std::function<void(void*)> unpack;
+  };
   std::shared_ptr<const void> native_entry(const Tensor& t, const std::string& kind, size_t bytes,
-                                           const std::function<std::shared_ptr<const void>()>& make);
+                                           const std::function<NativeMade()>& make);
   struct Native {
     Tensor source;  // kept, as Entry::source
     std::string kind;
-    std::shared_ptr<const void> data;
+    NativeMade made;
+    const void* dropped = nullptr;  // as Entry::dropped
   };
   std::vector<Native> natives_;
   struct Pending {
