@@ -108,11 +108,14 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
   f.fp32_ms = summary.latency.mean_ms;
   const bool bf16 = precision == ReducedPrecision::kBf16;
   // int8 is native with a dot product of 8-bit values (VNNI, AMX). Before it (AVX2, AVX-512BW)
-  // oneDNN sums pairs of products in int16, which saturates: kiln computes int8 models in float
-  // there (onednn/int8_support.h), no faster than fp32.
+  // oneDNN sums pairs of products in int16, which saturates: kiln's static int8 convs and
+  // matmuls compute in float there (onednn/int8_support.h), no faster than fp32, and the dynamic
+  // int8 matmuls run on kiln's own exact int16 kernel (cpu/int16_gemm.h), whose speed the probe's
+  // int8 matmul figure is then.
   const bool int8_dot = peak.int8_isa == "avx512_vnni" || peak.int8_isa.rfind("amx", 0) == 0;
-  f.native = bf16 ? peak.bf16_native : int8_dot;
-  f.units = bf16 ? (peak.bf16_native ? peak.bf16_isa : "emulated") : peak.int8_isa;
+  const bool int16 = !bf16 && !int8_dot && precision == ReducedPrecision::kInt8Dynamic && peak.gemm_int8_gops > 0;
+  f.native = bf16 ? peak.bf16_native : int8_dot || int16;
+  f.units = bf16 ? (peak.bf16_native ? peak.bf16_isa : "emulated") : int16 ? "int16 (" + peak.int8_isa + ")" : peak.int8_isa;
   // Compute-bound work speeds up as oneDNN's matmul did on this CPU (the instruction peaks say
   // what the units could do; the kernels reach a different share of each); without that figure,
   // as the instruction peaks do.
@@ -147,7 +150,8 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
           // int8 weights; the float activation is read to find its range, read again and
           // written as int8, then read as int8; the output stays float.
           const double in = pn.inputs.empty() ? 0 : pn.inputs[0].bytes;
-          reduced_bytes = weights / 4 + (activations - in) + 2 * in + in / 4 + in / 4;
+          // (int16's packed weights are 2 bytes a value, its A widened to int16 too.)
+          reduced_bytes = weights / (int16 ? 2 : 4) + (activations - in) + 2 * in + in / 4 + in / (int16 ? 2 : 4);
         }
         double node_peak = reduced_peak;  // at the node's own product shape, when measured
         if (const auto shape = gain ? product_shape(pn) : std::nullopt) {
@@ -186,12 +190,12 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
   }
   f.predicted_ms = std::max(f.fp32_ms - saved_ms, 1e-6);
   f.note = fmt::format(
-      "from this profile ({} runs) and this CPU's measures: oneDNN's matmul {:.1f}x faster in {} "
+      "from this profile ({} runs) and this CPU's measures: {} matmul {:.1f}x faster in {} "
       "({} vs {} GOP/s), memory {} GB/s; each changed node keeps the share of its roofline it "
       "reached in fp32{}",
-      summary.runs, compute_gain, bf16 ? "bf16" : "int8", format_rate(gemm_reduced),
+      summary.runs, int16 ? "kiln's int16" : "oneDNN's", compute_gain, bf16 ? "bf16" : "int8", format_rate(gemm_reduced),
       format_rate(peak.gemm_f32_gops), format_rate(peak.gbps()),
-      f.shapes_measured ? fmt::format(", {} nodes scaled by oneDNN's matmul at their own shape", f.shapes_measured)
+      f.shapes_measured ? fmt::format(", {} nodes scaled by that matmul at their own shape", f.shapes_measured)
                         : std::string());
   if (!f.native)
     f.note = bf16 ? "this CPU has no native bf16 (no AVX-512 BF16 or AMX): bf16 would be emulated, "
@@ -199,9 +203,12 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
                   : peak.int8_isa == "none"
                         ? "this CPU has no int8 instructions kiln knows"
                         : fmt::format("this CPU's int8 instructions ({}) sum pairs of products in "
-                                      "int16, which saturates: kiln computes int8 models in float "
-                                      "there (exact), no faster than fp32",
-                                      peak.int8_isa);
+                                      "int16, which saturates: kiln computes static int8 models in "
+                                      "float there (exact), no faster than fp32{}",
+                                      peak.int8_isa,
+                                      peak.gemm_int8_gops > 0 ? " (dynamic int8's matmuls run on kiln's "
+                                                                "int16 kernel: --predict int8-dynamic)"
+                                                              : "");
   return f;
 }
 
