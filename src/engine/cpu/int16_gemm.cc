@@ -31,6 +31,7 @@ bool int16_gemm_supported() {
 #endif
 }
 
+#if defined(__x86_64__)
 namespace {
 
 // Rows [first, last) of A widened to int16, `ld` apart, zeros past K.
@@ -51,6 +52,7 @@ int64_t panels_per_group(const Int16Weights& b) {
 }
 
 }  // namespace
+#endif
 
 void int16_gemm(const void* a, bool a_signed, int64_t m, const Int16Weights& b, int16_t* a16,
                 const Int16Epilogue& e, int threads) {
