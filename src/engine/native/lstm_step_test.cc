@@ -22,7 +22,7 @@ struct LstmCase {
   double tolerance = 1e-4;
 };
 
-void check(const LstmCase& c) {
+PlanSummary check(const LstmCase& c) {
   const int64_t D = c.direction == "bidirectional" ? 2 : 1, H = c.hidden;
   const std::vector<int64_t> x_dims = c.layout ? std::vector<int64_t>{c.batch, c.seq, c.input}
                                                : std::vector<int64_t>{c.seq, c.batch, c.input};
@@ -48,6 +48,12 @@ void check(const LstmCase& c) {
   if (c.initial) feeds.push_back(random_tensor(state, 6)), feeds.push_back(random_tensor(state, 7));
   const auto s = expect_same_as_reference(make, feeds, c.tolerance, c.tolerance / 10);
   EXPECT_EQ(steps_of(s, "cpu.lstm"), 1);
+  return s;
+}
+
+std::string lstm_line(const PlanSummary& s) {
+  const size_t at = s.listing.find("cpu.lstm");
+  return at == std::string::npos ? "" : s.listing.substr(at, s.listing.find('\n', at) - at);
 }
 
 TEST(RecurrentKernels, LstmForward) { check({}); }
@@ -68,6 +74,15 @@ TEST(RecurrentKernels, LstmBatchOnePacked) {
          .input = 20, .hidden = 200, .tolerance = 1e-3});
   check({.direction = "reverse", .seq = 4, .batch = 1, .hidden = 37});
   check({.seq = 3, .batch = 1, .hidden = 256, .tolerance = 1e-3});  // an odd number of steps: the state ends in h
+}
+// A recurrence of a few microseconds (Silero VAD v4's: one step of 64 units) runs on one thread:
+// on two, oneDNN split its input projection and each run woke the second thread (0.156 -> 0.40
+// ms where the threads sleep between regions). A big one stays on the plan's threads.
+TEST(RecurrentKernels, ASmallRecurrenceRunsOnOneThread) {
+  const PlanSummary small = check({.seq = 1, .batch = 1, .input = 64, .hidden = 64});
+  EXPECT_NE(lstm_line(small).find("[1 thread]"), std::string::npos) << small.listing;
+  const PlanSummary big = check({.seq = 3, .batch = 1, .hidden = 256, .tolerance = 1e-3});
+  EXPECT_EQ(lstm_line(big).find("[1 thread]"), std::string::npos) << big.listing;
 }
 // Batches of products big enough to split their units over the threads (sgemm per gate block).
 TEST(RecurrentKernels, LstmBatchedUnitsOverThreads) {

@@ -29,7 +29,18 @@ void add_recurrent_step(Group& g, Lowering& lw, std::string_view name, Recurrent
                         std::vector<cpu::PackedRecurrent> packs) {
   auto step = std::make_unique<RecurrentStep>(*g.anchor, name, run, std::move(packs));
   step->wire(lw);
-  step->threads = kPlanThreads;  // the kernel splits its units over them (recurrent_gemm.h)
+  // The kernel splits its units over the plan's threads (recurrent_gemm.h) and oneDNN its input
+  // projection; a small recurrence (Silero VAD v4's: one step of 64 units) runs on one, or each
+  // run wakes a second thread for a product of microseconds.
+  step->threads = kPlanThreads;
+  const Node& n = *g.anchor;
+  const auto* x = lw.facts().dims(n.inputs[0]);
+  const auto* r = n.has_input(2) ? lw.facts().dims(n.inputs[2]) : nullptr;
+  if (x && r && x->size() == 3 && r->size() == 3) {
+    // X [S, B, I] (or [B, S, I]), R [D, G * H, H]: the input projection and the recurrence.
+    const double rows = static_cast<double>((*x)[0] * (*x)[1]) * static_cast<double>((*r)[0] * (*r)[1]);
+    step->threads = threads_for_work(2.0 * rows * static_cast<double>((*x)[2] + (*r)[2]));
+  }
   lw.add(std::move(step));
 }
 
