@@ -58,6 +58,14 @@ struct IsaKernels {
                         int64_t stride, const float* w, const float* bias, float* y, int64_t ldy,
                         int64_t out_w);
 
+  // One output row of a 2-D MaxPool or AveragePool on a block of `block` channels (oneDNN's
+  // nChw16c, nChw8c): for o < out_w, c < block, y[o * block + c] = the max (or the sum times
+  // scale[o]) over the nrows rows and the taps j < kw whose column i = o * stride + j - pad_left
+  // is in [0, w) of rows[r][i * block + c].
+  void (*pool_row)(const float* const* rows, int64_t nrows, int64_t w, int64_t kw, int64_t stride,
+                   int64_t pad_left, int64_t block, bool max, const float* scale, float* y,
+                   int64_t out_w);
+
   // y[r * block + c] = f(x[r * block + c] a[c] + b[c]) for r < rows, c < block, f max(0, .) when
   // relu (else none): one block of channels (16 or 8: oneDNN's nChw16c, nChw8c) through a
   // per-channel affine map (a BatchNormalization).

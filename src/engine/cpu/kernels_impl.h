@@ -475,6 +475,7 @@ const IsaKernels& isa_kernels() {
       .lerp = lerp_kernel,
       .rows_times_matrix = rows_times_matrix_kernel,
       .depthwise_row = depthwise_row_kernel,
+      .pool_row = pool_row_kernel,
       .block_affine = block_affine_kernel,
       .transpose_4b = transpose_4b_kernel,
       .lstm_cell = lstm_cell_kernel,

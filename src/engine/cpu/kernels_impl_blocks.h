@@ -218,3 +218,25 @@ void transpose_4b_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, int
     for (int64_t c = c0; c < cols; ++c) y[c * ldy + r] = x[r * ldx + c];
   }
 }
+
+void pool_row_kernel(const float* const* rows, int64_t nrows, int64_t w, int64_t kw, int64_t stride,
+                     int64_t pad_left, int64_t block, bool is_max, const float* scale, float* y,
+                     int64_t out_w) {
+  for (int64_t j = 0; j < block; j += W) {
+    const int lanes = static_cast<int>(std::min<int64_t>(W, block - j));
+    for (int64_t o = 0; o < out_w; ++o) {
+      const int64_t c0 = o * stride - pad_left;
+      const int64_t lo = std::max<int64_t>(0, -c0), hi = std::min<int64_t>(kw, w - c0);
+      Vec a = is_max ? Vec::all(-kInf) : Vec::zero();
+      for (int64_t r = 0; r < nrows; ++r) {
+        const float* p = rows[r] + c0 * block + j;
+        for (int64_t t = lo; t < hi; ++t) {
+          const Vec v = Vec::load(p + t * block, lanes);
+          a = is_max ? max(v, a) : a + v;
+        }
+      }
+      if (!is_max) a = a * Vec::all(scale[o]);
+      a.store(y + o * block + j, lanes);
+    }
+  }
+}
