@@ -115,6 +115,7 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
     lowering.lower(plain_.get());
     t2 = Clock::now();
   }
+  weights_->let_go_of_unshared_sources();  // the facts' folded constants, now packed only
   plan->finalize();
   const auto t3 = Clock::now();
   ++stats_.made;

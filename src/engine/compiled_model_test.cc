@@ -33,6 +33,34 @@ TEST(CompiledModel, OnePlanPerInputShapeAndNoGuessedDims) {
   EXPECT_EQ(m.plans(), 2);
 }
 
+// A conv weight the plan computes (here W * 2; a static int8 weight's DequantizeLinear where the
+// convs stay float) is packed once for every plan: the computed float tensor is let go of once the
+// plan is made (its packed copy stays, known by its bytes' fingerprint), and the next plan's
+// fold of it finds that copy instead of packing and holding another. Batches 1, 2, 1.
+TEST(CompiledModel, AComputedWeightIsPackedOnceForEveryPlan) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {Dim::symbol("batch"), 64, 8, 8});
+    Value* w = b.op("Mul", {b.constant("w", random_tensor({128, 64, 3, 3}, 1)), b.constant("two", Tensor::scalar(DataType::kFloat, 2.0f))});
+    b.output(b.op("Conv", {x, w}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})}));
+    return b.take();
+  };
+  CompiledModel m(make());
+  Session ref(make());
+  size_t packed = 0;
+  for (int64_t batch : {1, 2, 1}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 64, 8, 8}, 7))};
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-3, 1e-4});
+    EXPECT_TRUE(c.equal) << c.reason;
+    const PlanSummary sum = m.summary({{batch, 64, 8, 8}});
+    if (!packed) packed = sum.weight_bytes;
+    EXPECT_EQ(sum.weight_bytes, packed) << "packed again for a new plan";
+  }
+  EXPECT_GE(packed, size_t{128} * 64 * 9 * 4);
+  EXPECT_EQ(m.plans(), 2);
+}
+
 // Weights let go of once packed (plain_weights.h) come back from their packed copies for the
 // next plan: batches 1, 3, 1, 5 through one CompiledModel give the reference's results each time,
 // and the weights are held once after every plan: packed with the plain bytes released (AVX-512:

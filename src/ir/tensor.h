@@ -70,6 +70,8 @@ class Tensor {
   Tensor reshaped(std::vector<int64_t> dims) const;  // same buffer, numel must match
   Tensor clone() const;                              // deep copy
   bool same_buffer(const Tensor& o) const { return data_ == o.data_; }
+  // How many tensors (and views) hold its bytes; 0 for none.
+  long holders() const { return owner_.use_count(); }
 
  private:
   Tensor(DataType dtype, std::vector<int64_t> dims, bool clear);

@@ -20,14 +20,56 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
          std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
+// Two 64-bit hashes of t's bytes (word by word, each multiplied in with a different odd
+// constant and mixed), with their count: what a let-go source is matched by.
+std::array<uint64_t, 2> fingerprint_of(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.raw());
+  const size_t n = t.nbytes();
+  uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0xc2b2ae3d27d4eb4full + n;
+  const auto mix = [](uint64_t h, uint64_t w, uint64_t k) {
+    h ^= w * k;
+    h = (h << 27) | (h >> 37);
+    return h * 0x165667b19e3779f9ull + 0x27d4eb2f165667c5ull;
+  };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    a = mix(a, w, 0x87c37b91114253d5ull);
+    b = mix(b, w ^ i, 0x4cf5ad432745937full);
+  }
+  for (; i < n; ++i) {
+    a = mix(a, p[i], 0x87c37b91114253d5ull);
+    b = mix(b, p[i] ^ i, 0x4cf5ad432745937full);
+  }
+  return {a, b};
+}
+
 }  // namespace
+
+void WeightCache::let_go_of_unshared_sources() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Entry& e : entries_)
+    if (e.packed && !e.dropped && e.source.defined() && e.source.nbytes() > kMatchedByBytes &&
+        e.source.holders() == 1) {
+      e.fingerprint = fingerprint_of(e.source);
+      e.source = Tensor();
+    }
+}
 
 dnnl::memory WeightCache::get(const Tensor& t, const dnnl::memory::desc& from,
                               const dnnl::memory::desc& to) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Entry& e : entries_)
-    if (!e.dropped && (e.source.raw() == t.raw() || same_bytes(e.source, t)) && e.from == from && e.to == to)
+  std::optional<std::array<uint64_t, 2>> print;  // t's, computed when an entry needs it
+  for (const Entry& e : entries_) {
+    if (e.dropped || e.from != from || e.to != to) continue;
+    if (e.fingerprint) {
+      if (!print) print = fingerprint_of(t);
+      if (*print == *e.fingerprint) return e.mem;
+    } else if (e.source.raw() == t.raw() || same_bytes(e.source, t)) {
       return e.mem;
+    }
+  }
   const auto& eng = dnnl_engine();
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     if (it->source.raw() != t.raw() || it->bytes.size() != to.get_size() ||

@@ -5,9 +5,11 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <array>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +51,12 @@ class WeightCache {
   // packed copy; its entries are keyed by the new tensor, as if it had been packed.
   Tensor restore_source(const void* tag, DataType dtype, const std::vector<int64_t>& dims);
 
+  // Large sources no one but the cache holds any more (a plan's folded constants: a weight's
+  // DequantizeLinear on a CPU whose convs stay float, once its GraphFacts is gone) are let go of;
+  // their packed copies stay, known by a fingerprint of the bytes, so the next plan's fold of the
+  // same values finds them instead of packing (and holding) them again. Call after each plan.
+  void let_go_of_unshared_sources();
+
   // Pre-packed weights (a compiled artifact's): the bytes of `source` already reordered into
   // the layout whose oneDNN descriptor bytes are `to_desc`, from the one of `from_desc`. They are
   // taken by get() only when a primitive asks for exactly these descriptors (compared byte for
@@ -73,6 +81,9 @@ class WeightCache {
     dnnl::memory mem;
     bool packed;  // mem is the cache's copy (else it views source's bytes)
     const void* dropped = nullptr;  // drop_source's tag while source is let go
+    // let_go_of_unshared_sources let source go: the fingerprint of its bytes (and `from`, which
+    // says its dtype and dims) then match it.
+    std::optional<std::array<uint64_t, 2>> fingerprint;
   };
   struct NativeMade {
     std::shared_ptr<const void> data;
