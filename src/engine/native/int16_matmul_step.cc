@@ -43,8 +43,8 @@ class Int16MatmulStep : public NativeStep {
       zp = static_cast<int32_t>(z.get_i64(0));
     }
     const kiln::cpu::Int16Epilogue e{.zero_point = zp, .scale = unit_.data(), .per_column = unit_.size() > 1,
-                               .bias = bias_.empty() ? nullptr : bias_.data(), .ops = ops_,
-                               .y = out(st, 0).data<float>(), .ldy = w_->n()};
+                                     .bias = bias_.empty() ? nullptr : bias_.data(), .ops = ops_,
+                                     .y = out(st, 0).data<float>(), .ldy = w_->n()};
     kiln::cpu::int16_gemm(a.raw(), a_signed_, m_, *w_, static_cast<int16_t*>(pad_->data), e,
                           kiln::cpu::worker_threads());
   }
@@ -64,11 +64,8 @@ class Int16MatmulStep : public NativeStep {
 
 bool add_int16_matmul(const Int16MatmulSpec& s, Lowering& lw) {
   if (!kiln::cpu::int16_gemm_supported()) return false;
-  const int64_t pairs = (s.k + 1) / 2, panels = (s.n + kiln::cpu::Int16Weights::kPanel - 1) / kiln::cpu::Int16Weights::kPanel;
-  const size_t bytes = static_cast<size_t>(panels * pairs * 2 * kiln::cpu::Int16Weights::kPanel) * sizeof(int16_t) +
-                       static_cast<size_t>(s.n) * sizeof(int32_t);
   auto w = lw.weights().native<kiln::cpu::Int16Weights>(
-      *s.w, s.w_transposed ? "int16 panels of [N, K]" : "int16 panels of [K, N]", bytes, [&] {
+      *s.w, s.w_transposed ? "int16 panels of [N, K]" : "int16 panels of [K, N]", [&] {
         return std::make_shared<const kiln::cpu::Int16Weights>(s.w->data<int8_t>(), s.k, s.n, s.w_transposed);
       });
   lw.scratchpad()->need(static_cast<size_t>(kiln::cpu::int16_gemm_a_elements(s.m, *w)) * sizeof(int16_t));

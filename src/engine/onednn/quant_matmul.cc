@@ -16,7 +16,9 @@
 // cpu.dynamic_quantize (native/quant_steps.cc): it may be shared by several matmuls (Q, K, V).
 //
 // Where oneDNN's int8 kernels would not be exact (no VNNI or AMX: vpmaddubsw's int16 sums of two
-// products saturate, onednn/int8_support.h), the dynamic forms compute in float instead
+// products saturate, onednn/int8_support.h), the dynamic forms run on kiln's exact int16 kernel
+// where the CPU has AVX2 ("cpu.int16_matmul", native/int16_matmul_step.h: the same scales, zero
+// point, bias and activations, the integer sums exact), else compute in float
 // ("onednn.quant_matmul_f32"): A's 8-bit values become floats each run (exactly), B's once, and
 // one f32 matmul sums their products, which are the integer sums while they stay below 2^24 in
 // magnitude (rounded to float beyond; never saturated). The scales, the zero point and the bias

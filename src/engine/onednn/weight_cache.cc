@@ -103,12 +103,12 @@ dnnl::memory WeightCache::get(const Tensor& t, const dnnl::memory::desc& from,
 }
 
 std::shared_ptr<const void> WeightCache::native_entry(const Tensor& t, const std::string& kind,
-                                                      size_t bytes, const std::function<NativeMade()>& make) {
+                                                      const std::function<NativeMade()>& make) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Native& e : natives_)
     if (!e.dropped && e.kind == kind && (e.source.raw() == t.raw() || same_bytes(e.source, t))) return e.made.data;
   natives_.push_back({t, kind, make()});
-  bytes_ += bytes;
+  bytes_ += natives_.back().made.bytes;
   return natives_.back().made.data;
 }
 

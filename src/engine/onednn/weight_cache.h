@@ -32,14 +32,15 @@ class WeightCache {
 
   // A packing of t in a form of kiln's own kernels (not a oneDNN layout), named by `kind` (which
   // also says what else went into it, e.g. transposed): made by `make` on the first call, shared
-  // by every plan after. `bytes` of it count in bytes(). A packing whose T has
-  // `void unpack(void* plain) const` (t's bytes made again, exactly) lets drop_source let go of t.
+  // by every plan after. T has `size_t bytes() const` (what it holds, counted in bytes()) and
+  // `void unpack(void* plain) const` (t's bytes made again, exactly, so that drop_source may let
+  // go of t).
   template <class T>
-  std::shared_ptr<const T> native(const Tensor& t, const std::string& kind, size_t bytes,
+  std::shared_ptr<const T> native(const Tensor& t, const std::string& kind,
                                   const std::function<std::shared_ptr<const T>()>& make) {
-    return std::static_pointer_cast<const T>(native_entry(t, kind, bytes, [&]() -> NativeMade {
+    return std::static_pointer_cast<const T>(native_entry(t, kind, [&]() -> NativeMade {
       std::shared_ptr<const T> p = make();
-      return {p, [p](void* plain) { p->unpack(plain); }};
+      return {p, [p](void* plain) { p->unpack(plain); }, p->bytes()};
     }));
   }
 
@@ -88,8 +89,9 @@ class WeightCache {
   struct NativeMade {
     std::shared_ptr<const void> data;
     std::function<void(void*)> unpack;
+    size_t bytes = 0;
   };
-  std::shared_ptr<const void> native_entry(const Tensor& t, const std::string& kind, size_t bytes,
+  std::shared_ptr<const void> native_entry(const Tensor& t, const std::string& kind,
                                            const std::function<NativeMade()>& make);
   struct Native {
     Tensor source;  // kept, as Entry::source
