@@ -5,8 +5,8 @@
 #include "engine/lowering.h"
 #include "engine/native/native_step.h"
 #include "engine/onednn/weight_cache.h"
+#include "engine/runtime_quant_params.h"
 #include "engine/threads.h"
-#include "support/error.h"
 
 namespace kiln::engine {
 
@@ -21,28 +21,15 @@ class Int16MatmulStep : public NativeStep {
         unit_(static_cast<size_t>(s.scale_cols > 1 || s.w_scale.size() > 1 ? s.n : 1)) {}
   using NativeStep::read;
   using NativeStep::write;
-  void read_parameters(int scale, int zero_point) {
-    scale_slot_ = scale;
-    zp_slot_ = zero_point;
-    also_reads.push_back(scale);
-    if (zero_point >= 0) also_reads.push_back(zero_point);
-  }
+  RuntimeQuantParams params;  // the scale's run-time part, A's zero point
   void run(RunState& st) override {
     const Tensor& a = in(st, 0);
-    const Tensor& s = st.slots[scale_slot_].tensor;
-    KILN_CHECK(s.dtype() == DataType::kFloat && (s.numel() == 1 || s.numel() == scale_cols_),
-               ErrorKind::kRuntime, "{}: a scale of {} values for {}", kernel, s.numel(), scale_cols_);
+    const Tensor& s = params.scale(st, scale_cols_, kernel);
     // The scale per column: the run-time value times the constant part, as the float form does.
     for (size_t c = 0; c < unit_.size(); ++c)
       unit_[c] = s.data<float>()[s.numel() == 1 ? 0 : c] *
                  (w_scale_.empty() ? 1.f : w_scale_[w_scale_.size() == 1 ? 0 : c]);
-    int32_t zp = 0;
-    if (zp_slot_ >= 0) {
-      const Tensor& z = st.slots[zp_slot_].tensor;
-      KILN_CHECK(z.numel() == 1, ErrorKind::kRuntime, "{}: a zero point of {} values", kernel, z.numel());
-      zp = static_cast<int32_t>(z.get_i64(0));
-    }
-    const kiln::cpu::Int16Epilogue e{.zero_point = zp, .scale = unit_.data(), .per_column = unit_.size() > 1,
+    const kiln::cpu::Int16Epilogue e{.zero_point = params.zero_point(st, kernel), .scale = unit_.data(), .per_column = unit_.size() > 1,
                                      .bias = bias_.empty() ? nullptr : bias_.data(), .ops = ops_,
                                      .y = out(st, 0).data<float>(), .ldy = w_->n()};
     kiln::cpu::int16_gemm(a.raw(), a_signed_, m_, *w_, static_cast<int16_t*>(pad_->data), e,
@@ -57,7 +44,6 @@ class Int16MatmulStep : public NativeStep {
   std::vector<float> w_scale_, bias_;
   std::vector<kiln::cpu::RowOp> ops_;
   std::vector<float> unit_;
-  int scale_slot_ = -1, zp_slot_ = -1;
 };
 
 }  // namespace
@@ -73,7 +59,7 @@ bool add_int16_matmul(const Int16MatmulSpec& s, Lowering& lw) {
   step->reads_packed_constants = true;  // B from its int16 panels only
   step->threads = threads_for_work(2.0 * s.m * s.k * s.n / 2);  // twice an f32 FMA's work an instruction
   step->read(lw.plain(s.a), *lw.facts().dims(s.a));
-  step->read_parameters(lw.plain(s.scale), s.zero_point ? lw.plain(s.zero_point) : -1);
+  step->params.read_by(*step, lw.plain(s.scale), s.zero_point ? lw.plain(s.zero_point) : -1);
   step->write(lw.define(s.out));
   lw.add(std::move(step));
   return true;

@@ -13,6 +13,7 @@
 #include "engine/native/native_step.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/qdq_pattern.h"
+#include "engine/runtime_quant_params.h"
 #include "ops/attrs.h"
 #include "support/error.h"
 
@@ -43,21 +44,13 @@ class QuantStep : public NativeStep {
   using NativeStep::read;
   using NativeStep::write;
 
-  // DequantizeLinear of parameters computed at run time (DynamicQuantizeLinear's): their slots.
-  void read_parameters(int scale_slot, int zp_slot) {
-    scale_slot_ = scale_slot;
-    zp_slot_ = zp_slot;
-    also_reads.push_back(scale_slot);
-    if (zp_slot >= 0) also_reads.push_back(zp_slot);
-  }
+  // DequantizeLinear of parameters computed at run time (DynamicQuantizeLinear's).
+  RuntimeQuantParams params;
 
   void run(RunState& st) override {
-    if (scale_slot_ >= 0) {
-      const Tensor& s = st.slots[scale_slot_].tensor;
-      KILN_CHECK(s.numel() == 1 && s.dtype() == DataType::kFloat, ErrorKind::kRuntime,
-                 "{}: a scale of {} values", kernel, s.numel());
-      a.scale = s.data<float>()[0];
-      a.zero_point = zp_slot_ >= 0 ? static_cast<int32_t>(st.slots[zp_slot_].tensor.get_i64(0)) : 0;
+    if (params.present()) {
+      a.scale = params.scale(st, 1, kernel).data<float>()[0];
+      a.zero_point = params.zero_point(st, kernel);
     }
     const Tensor& x = in(st, 0);
     Tensor& r = out(st, 0);
@@ -74,7 +67,6 @@ class QuantStep : public NativeStep {
 
  private:
   Kind kind_;
-  int scale_slot_ = -1, zp_slot_ = -1;
 };
 
 // A DequantizeLinear per tensor whose scale (float) and zero point (x's type) are values of the
@@ -110,7 +102,7 @@ bool build_quantize_linear(Group& g, Lowering& lw) {
                                           dq ? QuantStep::Kind::kDequantize : QuantStep::Kind::kQuantize);
   if (runtime) {
     step->a.type = f.dtype(n.inputs[0]);
-    step->read_parameters(lw.plain(n.inputs[1]), n.has_input(2) ? lw.plain(n.inputs[2]) : -1);
+    step->params.read_by(*step, lw.plain(n.inputs[1]), n.has_input(2) ? lw.plain(n.inputs[2]) : -1);
   } else {
     (dq ? step->a : step->y) = scale_of(*p);
   }

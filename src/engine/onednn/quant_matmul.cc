@@ -36,6 +36,7 @@
 #include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/qdq_pattern.h"
+#include "engine/runtime_quant_params.h"
 #include "engine/threads.h"
 #include "ops/attrs.h"
 #include "support/error.h"
@@ -265,24 +266,12 @@ class QuantMatmulStep : public DnnlStep {
     bind_constant(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, scale_);
     bind_constant(DNNL_ARG_BIAS, bias_);
   }
-  void read_parameters(int scale_slot, int zp_slot) {
-    scale_slot_ = scale_slot;
-    zp_slot_ = zp_slot;
-    also_reads.push_back(scale_slot);
-    if (zp_slot >= 0) also_reads.push_back(zp_slot);
-  }
+  RuntimeQuantParams params;  // the scale's run-time part, A's zero point
   void run(RunState& st) override {
-    const Tensor& s = st.slots[scale_slot_].tensor;
-    KILN_CHECK(s.dtype() == DataType::kFloat && (s.numel() == 1 || s.numel() == scale_cols_),
-               ErrorKind::kRuntime, "{}: a scale of {} values for {}", kernel, s.numel(), scale_cols_);
+    const Tensor& s = params.scale(st, scale_cols_, kernel);
     float* sc = static_cast<float*>(scale_.get_data_handle());
     for (int64_t c = 0; c < scale_cols_; ++c) sc[c] = s.data<float>()[s.numel() == 1 ? 0 : c];
-    int32_t zp = 0;
-    if (zp_slot_ >= 0) {
-      const Tensor& z = st.slots[zp_slot_].tensor;
-      KILN_CHECK(z.numel() == 1, ErrorKind::kRuntime, "{}: a zero point of {} values", kernel, z.numel());
-      zp = static_cast<int32_t>(z.get_i64(0));
-    }
+    const int32_t zp = params.zero_point(st, kernel);
     float* b = static_cast<float*>(bias_.get_data_handle());
     const int64_t n = static_cast<int64_t>(colsum_.size());
     for (int64_t c = 0; c < n; ++c) {
@@ -297,7 +286,6 @@ class QuantMatmulStep : public DnnlStep {
   std::vector<int32_t> colsum_;
   dnnl::memory scale_, bias_;
   int64_t scale_cols_;
-  int scale_slot_ = -1, zp_slot_ = -1;
 };
 
 // The float form: A's 8-bit values reordered to floats into a buffer of the step's own before
@@ -454,7 +442,7 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
                                             std::move(colsum), scale_cols);
     }
     const Value* sv = q->out_scale ? q->out_scale : q->a_scale;
-    s->read_parameters(lw.plain(sv), q->a_zero_point ? lw.plain(q->a_zero_point) : -1);
+    s->params.read_by(*s, lw.plain(sv), q->a_zero_point ? lw.plain(q->a_zero_point) : -1);
     step = std::move(s);
   } else {
     step = std::make_unique<DnnlStep>(dnnl::matmul(pd), &node, "onednn.quant_matmul");
