@@ -79,6 +79,21 @@ def outputs_verdict(folder):
         return "NO", why or "not compared"
 
 
+def float_cosines(folder):
+    """For a quantized row: 'against the float model: kiln C, ORT C' (each side's lowest cosine
+    over the outputs), or '' when not measured."""
+    got = {}
+    for side, label in (("kiln", "kiln"), ("ort", "ONNX Runtime")):
+        try:
+            with open(os.path.join(folder, f"float_vs_{side}.json")) as f:
+                got[label] = json.loads(f.read())["min_cosine"]
+        except (OSError, ValueError, KeyError):
+            pass
+    if not got:
+        return ""
+    return "against the float model's outputs (cosine): " + ", ".join(f"{k} {v:.5f}" for k, v in got.items())
+
+
 def machine():
     """The CPU's name, the features that decide kiln's kernels (VMs often name the CPU vaguely),
     and the core count."""
@@ -198,6 +213,8 @@ def main():
                 notes.append(f"- {name}: {side} failed: {err}")
         if agree != "yes":
             notes.append(f"- {name}: outputs: {why}")
+        if "@" in name and (cos := float_cosines(folder)):
+            notes.append(f"- {name}: {cos}")
         ok = ok and kiln is not None and ort is not None and agree == "yes"
 
     runs = f", {iterations[0]} runs after {iterations[1]} warmup" if iterations else ""

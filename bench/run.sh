@@ -20,8 +20,9 @@
 # NAME@bf16 or NAME@fp16 converted (`kiln quantize --mode bf16|fp16`: reduced-precision weights read
 # through a Cast, which kiln computes in bf16 where the CPU has it and ONNX Runtime in float32),
 # into WORK/quantized/: kiln and ONNX Runtime then run that same file, its outputs agree at a
-# cosine similarity of 0.99 (the two runtimes may round a requantization differently), and the
-# table says how its p50 compares with kiln's fp32 one when NAME is in the same run.
+# cosine similarity of 0.99 (the two runtimes may round a requantization differently), each
+# side's cosine with the float model's outputs is noted, and the table says how its p50 compares
+# with kiln's fp32 one when NAME is in the same run.
 #
 # Defaults: --threads = the number of cores, the five models of issue 5 and the two quantized ones
 # of issue 15 (resnet50@int8, bert_base@int8-dynamic), 50 iterations after 5 warmup runs, 1 round,
@@ -187,6 +188,16 @@ for m in $models; do
     --threads "$threads" 2>"$res/ort_run.err" || echo "run.js exited with status $?" >>"$res/ort_run.err"
   "$py" "$root/bench/compare_outputs.py" "$res/kiln_out" "$res/ort_out" "${tolerance[@]}" >"$res/compare.json" \
     2>"$res/compare.err" || true
+  # A quantized file: each side's outputs against the float model's (ONNX Runtime's run of it),
+  # which says whose rounding moved when the two disagree (a CPU without VNNI: ORT saturates).
+  if [[ $m == *@* ]]; then
+    node "$root/tools/ort/run.js" "$models_dir/${m%@*}.onnx" --inputs "$inputs" --outputs "$res/float_out" \
+      --threads "$threads" 2>"$res/float_run.err" || echo "run.js exited with status $?" >>"$res/float_run.err"
+    for side in kiln ort; do
+      "$py" "$root/bench/compare_outputs.py" "$res/${side}_out" "$res/float_out" --cosine 0 \
+        >"$res/float_vs_$side.json" 2>>"$res/compare.err" || true
+    done
+  fi
 done
 
 # The stream: the same draws on both sides, a chunk (one seed) at a time, taking turns.
