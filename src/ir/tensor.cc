@@ -129,7 +129,13 @@ void Tensor::set_f64(int64_t i, double v) {
                          std::is_same_v<T, std::complex<double>>) {
       data<T>()[i] = T(v);
     } else if constexpr (std::is_class_v<T>) {
-      if constexpr (std::is_convertible_v<T, float>) data<T>()[i] = T(static_cast<float>(v));
+      // The 4- and 2-bit integers convert to float too (through int64_t), so they are told
+      // apart first: a float made into one went through an unchecked float -> int64 conversion
+      // (undefined for inf, which an attribute may hold: the fuzzer's find).
+      if constexpr (std::is_same_v<T, Int4> || std::is_same_v<T, UInt4> || std::is_same_v<T, Int2> ||
+                    std::is_same_v<T, UInt2>)
+        data<T>()[i] = T(saturate<int64_t>(v));
+      else if constexpr (std::is_convertible_v<T, float>) data<T>()[i] = T(static_cast<float>(v));
       else data<T>()[i] = T(saturate<int64_t>(v));
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       data<T>()[i] = saturate<T>(v);

@@ -28,6 +28,16 @@ TEST(Tensor, DoublesSaturateIntoIntegerTypes) {
   EXPECT_EQ(u.data<uint8_t>()[0], 0);
   EXPECT_EQ(u.data<uint8_t>()[1], 255);
 
+  // The 4-bit integers too: they convert to float, and an infinite float attribute once went
+  // through an unchecked float -> int64 conversion into one (a fuzz finding,
+  // tests/fuzz/regressions/inf-attribute-to-int4-ub.onnx; UBSan names it).
+  for (DataType small : {DataType::kInt4, DataType::kUInt4}) {
+    Tensor q(small, {3});
+    q.set_f64(0, std::numeric_limits<double>::infinity());
+    q.set_f64(1, -std::numeric_limits<double>::infinity());
+    q.set_f64(2, std::numeric_limits<double>::quiet_NaN());
+  }
+
   Tensor f(DataType::kFloat, {1});
   f.set_f64(0, 3e38);
   EXPECT_EQ(f.get_i64(0), std::numeric_limits<int64_t>::max());
