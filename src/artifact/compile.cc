@@ -220,6 +220,9 @@ CompileResult compile(const CompileOptions& o) {
   j["optimizer"] = {{"rounds", optimized.rounds}, {"ms", optimized.ms}};
   j["packed_weights"] = {{"entries", packed.entries}, {"bytes", packed.bytes},
                          {"not_packed", packed.skipped}};
+  // The implementation choices its plans were made with (measured here, or this machine's
+  // cached ones): the loader takes them, so it times nothing and its packings match.
+  if (r.runs_here && cm.choices().size() > 0) j["choices"] = nlohmann::json::parse(cm.choices().to_json());
   j["runs_here"] = r.runs_here;
   j["compiled_at"] = utc_now();
   if (!r.runs_here) j["note"] = r.notes.back();

@@ -27,7 +27,7 @@ namespace kiln::cli {
 namespace {
 
 struct BenchOptions {
-  std::string model, inputs, engine = "fast", html, baseline, precision = "fp32", vary;
+  std::string model, inputs, engine = "fast", html, baseline, precision = "fp32", vary, tune;
   uint64_t seed = 0;
   int threads = 0, iterations = 50, warmup = 5, level = 2, check = 0, max_plans = 16;
   bool json = false, compare = false, allow_newer_opset = false;
@@ -57,7 +57,8 @@ std::unique_ptr<engine::ModelRunner> open_bench_runner(const BenchOptions& o, Be
                             {.threads = o.threads, .optimize_level = b.optimize_level,
                              .max_plans = o.max_plans, .allow_newer_opset = o.allow_newer_opset, .bf16 = o.precision == "bf16",
                              .placement = backend::make_placement(o.placement.backends,
-                                                                  o.placement.strict, o.threads)});
+                                                                  o.placement.strict, o.threads),
+                             .tune = tune_mode(o.tune)});
   b.load_ms = ms_since(t0);
   return runner;
 }
@@ -229,6 +230,7 @@ Action add_bench(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   add_allow_newer_opset(app, o->allow_newer_opset);
   add_precision(app, o->precision);
+  add_tune(app, o->tune);
   add_backend_flags(app, o->placement);
   app.add_flag("--json", o->json, "Print one JSON object (with a baseline: under \"baseline\")");
   app.add_option("--html", o->html, "Write a self-contained HTML page with the latency charts here");

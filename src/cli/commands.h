@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_options.h"
 #include "profile/profile_target.h"
 #include "profile/report.h"
 
@@ -30,6 +31,22 @@ inline void add_precision(CLI::App& app, std::string& precision) {
                  "fp32 (default) or bf16: convs and matmuls in bf16 where the CPU has AVX-512 BF16 "
                  "(else fp32, said on stderr)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+}
+
+// --tune on|off|again, on the commands that run the fast engine: implementation choice by
+// measurement (EngineOptions::tune, engine/tuning.h); without it KILN_TUNE decides, else on.
+inline void add_tune(CLI::App& app, std::string& tune) {
+  app.add_option("--tune", tune,
+                 "on (default: time the candidates of a choice the machine's cache does not know, "
+                 "and cache the decision), off (the order of preference) or again (time every "
+                 "choice anew)")
+      ->check(CLI::IsMember({"on", "off", "again"}));
+}
+inline engine::TuneMode tune_mode(const std::string& word) {
+  if (word == "on") return engine::TuneMode::kOn;
+  if (word == "off") return engine::TuneMode::kOff;
+  if (word == "again") return engine::TuneMode::kAgain;
+  return engine::TuneMode::kDefault;
 }
 
 // What `kiln profile` measures, for the commands that need a profile (quantize --predict).

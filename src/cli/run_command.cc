@@ -30,6 +30,8 @@ Action add_run(CLI::App& app) {
   add_allow_newer_opset(app, *newer_opset);
   auto precision = std::make_shared<std::string>("fp32");
   add_precision(app, *precision);
+  auto tune = std::make_shared<std::string>();
+  add_tune(app, *tune);
   auto placement = std::make_shared<BackendFlags>();
   add_backend_flags(app, *placement);
   return [=]() {
@@ -37,7 +39,8 @@ Action add_run(CLI::App& app) {
         *model, engine::parse_engine_kind(*engine_name),
         {.threads = *threads, .optimize_level = *level, .allow_newer_opset = *newer_opset,
          .bf16 = *precision == "bf16",
-         .placement = backend::make_placement(placement->backends, placement->strict, *threads)});
+         .placement = backend::make_placement(placement->backends, placement->strict, *threads),
+         .tune = tune_mode(*tune)});
     auto feeds = read_values(*inputs, "input", runner->inputs());
     auto results = runner->run(feeds);
     std::filesystem::create_directories(*outputs);

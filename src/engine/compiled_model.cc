@@ -116,6 +116,8 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
     t2 = Clock::now();
   }
   weights_->let_go_of_unshared_sources();  // the facts' folded constants, now packed only
+  for (const PlanChoice& c : plan->choices)
+    if (c.source != PlanChoice::Source::kPreference) choices_.put(c.key, c.choice);
   plan->finalize();
   const auto t3 = Clock::now();
   ++stats_.made;

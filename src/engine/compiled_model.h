@@ -20,6 +20,7 @@
 
 #include "engine/engine_options.h"
 #include "engine/plan_cache.h"
+#include "engine/tuning.h"
 #include "ir/graph.h"
 #include "ir/rt_value.h"
 #include "runtime/observer.h"
@@ -63,6 +64,9 @@ class CompiledModel {
   void prepare(const std::vector<std::vector<int64_t>>& input_dims);
   // The constants reordered for oneDNN so far (what an artifact stores pre-packed).
   const WeightCache& weight_cache() const { return *weights_; }
+  // The implementation choices the plans made so far were made with (measured, cached or given;
+  // what an artifact stores beside its packed weights, which were made for them).
+  const ChoiceStore& choices() const { return choices_; }
 
   // The model; after a plan is made, an initializer that only oneDNN's packed copy needed has
   // its dtype and dims but no bytes (EngineOptions::keep_plain_weights keeps them).
@@ -100,6 +104,7 @@ class CompiledModel {
   std::unique_ptr<PlainWeights> plain_;  // null: every initializer keeps its bytes
   LruCache<Signature, Plan> plans_;
   PlanCacheStats stats_;
+  ChoiceStore choices_;
   std::mutex mu_;
 };
 

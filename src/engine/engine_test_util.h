@@ -3,8 +3,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +20,30 @@
 #include "support/error.h"
 
 namespace kiln::engine::testing {
+
+// Points XDG_CACHE_HOME at a fresh folder for one test (kiln's caches: the machine's peaks, its
+// implementation choices) and restores it after.
+class CacheHome {
+ public:
+  explicit CacheHome(const std::string& name)
+      : dir_(std::filesystem::temp_directory_path() / ("kiln_" + name + "_" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(dir_);
+    if (const char* old = std::getenv("XDG_CACHE_HOME")) old_ = old;
+    setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  }
+  ~CacheHome() {
+    if (old_) setenv("XDG_CACHE_HOME", old_->c_str(), 1);
+    else unsetenv("XDG_CACHE_HOME");
+    std::filesystem::remove_all(dir_);
+  }
+  CacheHome(const CacheHome&) = delete;
+  CacheHome& operator=(const CacheHome&) = delete;
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<std::string> old_;
+};
 
 // An attribute for ModelBuilder::node.
 inline Attribute attr(std::string name, int64_t v) {

@@ -32,7 +32,7 @@ std::vector<const Node*> Group::members() const {
 
 Lowering::Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights,
                    const EngineOptions& opts, const Placement* placement)
-    : facts_(facts), plan_(plan), weights_(weights), opts_(opts), placement_(placement) {}
+    : facts_(facts), plan_(plan), weights_(weights), opts_(opts), placement_(placement), tuner_(opts) {}
 
 Lowering::~Lowering() = default;
 
@@ -56,6 +56,8 @@ void Lowering::lower(PlainWeights* plain_weights) {
     current_node_ = v->producer;
     plan_.output_slots.push_back(plain(v));
   }
+  plan_.choices = tuner_.made();
+  if (tuner_.measured_any()) ChoiceStore::machine().save();
 }
 
 void Lowering::group_nodes() {

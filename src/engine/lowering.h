@@ -18,6 +18,7 @@
 #include "engine/kernel_table.h"
 #include "engine/placement.h"
 #include "engine/plan.h"
+#include "engine/tuning.h"
 
 namespace kiln::engine {
 
@@ -38,6 +39,8 @@ class Lowering {
   const GraphFacts& facts() const { return facts_; }
   const EngineOptions& options() const { return opts_; }
   WeightCache& weights() { return weights_; }
+  // The plan's implementation choices by measurement (engine/tuning.h).
+  Tuner& tuner() { return tuner_; }
   const std::shared_ptr<Scratchpad>& scratchpad() const { return plan_.scratchpad; }
   // The slot holding v row-major (a reorder is added when v was made in another layout).
   int plain(const Value* v);
@@ -79,6 +82,7 @@ class Lowering {
   WeightCache& weights_;
   const EngineOptions& opts_;
   const Placement* placement_ = nullptr;
+  Tuner tuner_;
   std::vector<Group> groups_;  // in schedule order after schedule()
   std::unordered_set<const Node*> claimed_;
   std::unordered_map<const Value*, int> last_read_;  // schedule index of the last group reading

@@ -102,6 +102,12 @@ std::string Plan::describe() const {
     out += "\n";
     if (const std::string d = st->detail(); !d.empty()) out += "  " + d + "\n";
   }
+  for (const PlanChoice& c : choices) {
+    std::string times;
+    for (const auto& [name, us] : c.choice.micros) times += fmt::format("{}{} {:.0f} us", times.empty() ? "" : ", ", name, us);
+    out += fmt::format("choice {}: {} ({}{}{})\n", c.key, c.choice.pick, choice_source_name(c.source),
+                       times.empty() ? "" : ": ", times);
+  }
   return out;
 }
 

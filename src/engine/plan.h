@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/step.h"
+#include "engine/tuning.h"
 
 namespace kiln::engine {
 
@@ -43,6 +44,7 @@ class Plan {
   std::vector<int> input_slots;   // per fed graph input; -1 where no step reads it
   std::vector<int> output_slots;  // per graph output
   std::shared_ptr<Scratchpad> scratchpad = std::make_shared<Scratchpad>();
+  std::vector<PlanChoice> choices;  // the implementation choices its lowering decided (tuning.h)
 
   int add_slot(SlotInfo s);
   // Places the planned buffers (one arena, reused by lifetime) and presets constants; call once
@@ -50,7 +52,8 @@ class Plan {
   void finalize();
   size_t arena_bytes() const { return arena_bytes_; }
   // One line per step: kernel, node, the slots read (marked "in place" when their producer wrote
-  // them inside this step's output) and written, with their layouts.
+  // them inside this step's output) and written, with their layouts; then a line per
+  // implementation choice: the candidates' times and where the decision came from.
   std::string describe() const;
 
   std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer);

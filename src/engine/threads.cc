@@ -34,6 +34,8 @@ bool machine_is_quiet() {
 int threads_for_work(double flops) { return flops < kSmallWork ? 1 : kPlanThreads; }
 int threads_for_bytes(double bytes) { return bytes < kSmallBytes ? 1 : kPlanThreads; }
 
+int current_threads() { return omp_get_max_threads(); }
+
 ThreadScope::ThreadScope(int n) : previous_(omp_get_max_threads()) {
   if (n > 0) omp_set_num_threads(n);
 }

@@ -15,6 +15,9 @@ int threads_for_work(double flops);
 // The same for a memory-bound step moving `bytes`.
 int threads_for_bytes(double bytes);
 
+// The threads a parallel region would run on now (the plan's, or a ThreadScope's).
+int current_threads();
+
 // Sets the OpenMP thread count for a scope (n > 0), restoring the previous one after.
 class ThreadScope {
  public:

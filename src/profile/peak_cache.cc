@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/cpu/cpu_features.h"
 #include "profile/peak_probe.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
@@ -77,7 +78,7 @@ std::optional<std::filesystem::path> peak_cache_path() {
 
 MachinePeak machine_peak(int threads, bool use_cache) {
   const auto path = peak_cache_path();
-  const std::string key = cache_key(cpu_model_name(), threads);
+  const std::string key = cache_key(cpu::cpu_identity(), threads);
   json cache = path ? read_cache(*path) : json::object();
   if (use_cache && cache.contains("machines") && cache["machines"].contains(key))
     if (auto p = from_json(cache["machines"][key])) return *p;

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/cpu/cpu_features.h"
 #include "engine/onednn/gemm_probe.h"
 #include "profile/peak_loops.h"
 #include "runtime/observer.h"
@@ -223,25 +224,12 @@ Bandwidth measure_bandwidth(int threads) {
 
 }  // namespace
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.starts_with("model name")) continue;
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) break;
-    const size_t start = line.find_first_not_of(" \t", colon + 1);
-    return start == std::string::npos ? "unknown" : line.substr(start);
-  }
-  return "unknown";
-}
-
 MachinePeak measure_peak(int threads) {
   KILN_CHECK(threads >= 1 && threads <= 4096, ErrorKind::kBadInput,
              "peak probe: {} threads; need 1 to 4096", threads);
   const int64_t start = steady_now_ns();
   MachinePeak p;
-  p.cpu = cpu_model_name();
+  p.cpu = cpu::cpu_identity();
   p.threads = threads;
   const FmaLoop loop = best_fma_loop();
   p.isa = loop.isa;

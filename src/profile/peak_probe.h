@@ -12,7 +12,7 @@
 namespace kiln {
 
 struct MachinePeak {
-  std::string cpu;          // the CPU model, as /proc/cpuinfo names it
+  std::string cpu;          // the CPU (cpu::cpu_identity: its model name, family, model, stepping)
   int threads = 1;
   std::string isa;          // the FMA loop that ran: "avx512", "avx2", "scalar"
   double gflops = 0;        // fp32 FMA throughput, all threads
@@ -38,8 +38,6 @@ struct MachinePeak {
   double gbps() const { return copy_gbps > triad_gbps ? copy_gbps : triad_gbps; }
   Roofline roofline() const { return {gflops, gbps()}; }
 };
-
-std::string cpu_model_name();
 
 // Measures now, on `threads` threads.
 MachinePeak measure_peak(int threads);

@@ -2,33 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/engine_test_util.h"
 #include "support/error.h"
-#include <stdlib.h>
 
 #include <fstream>
 
 namespace kiln {
 namespace {
 
-// Points XDG_CACHE_HOME at a fresh folder for one test and restores it after.
-class CacheHome {
- public:
-  CacheHome() : dir_(std::filesystem::temp_directory_path() / ("kiln_peak_" + std::to_string(getpid()))) {
-    std::filesystem::remove_all(dir_);
-    if (const char* old = std::getenv("XDG_CACHE_HOME")) old_ = old;
-    setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
-  }
-  ~CacheHome() {
-    if (old_) setenv("XDG_CACHE_HOME", old_->c_str(), 1);
-    else unsetenv("XDG_CACHE_HOME");
-    std::filesystem::remove_all(dir_);
-  }
-  std::filesystem::path file() const { return dir_ / "kiln" / "peak.json"; }
-
- private:
-  std::filesystem::path dir_;
-  std::optional<std::string> old_;
-};
+using engine::testing::CacheHome;
+std::filesystem::path peak_file(const CacheHome& home) { return home.dir() / "kiln" / "peak.json"; }
 
 TEST(PeakProbe, MeasuresComputeAndBandwidth) {
   const MachinePeak p = measure_peak(1);
@@ -63,11 +46,11 @@ TEST(PeakProbe, RejectsNonsenseThreadCounts) {
 }
 
 TEST(PeakCache, MeasuresOnceThenReads) {
-  CacheHome home;
-  ASSERT_EQ(peak_cache_path(), home.file());
+  CacheHome home("peak");
+  ASSERT_EQ(peak_cache_path(), peak_file(home));
   const MachinePeak first = machine_peak(1, true);
   EXPECT_FALSE(first.from_cache);
-  ASSERT_TRUE(std::filesystem::exists(home.file()));
+  ASSERT_TRUE(std::filesystem::exists(peak_file(home)));
   const MachinePeak second = machine_peak(1, true);
   EXPECT_TRUE(second.from_cache);
   EXPECT_DOUBLE_EQ(second.gflops, first.gflops);
@@ -80,9 +63,9 @@ TEST(PeakCache, MeasuresOnceThenReads) {
 }
 
 TEST(PeakCache, IgnoresACorruptFile) {
-  CacheHome home;
-  std::filesystem::create_directories(home.file().parent_path());
-  std::ofstream(home.file()) << "{ not json";
+  CacheHome home("peak");
+  std::filesystem::create_directories(peak_file(home).parent_path());
+  std::ofstream(peak_file(home)) << "{ not json";
   const MachinePeak p = machine_peak(1, true);
   EXPECT_FALSE(p.from_cache);
   EXPECT_GT(p.gflops, 0);

@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     kiln::artifact::LoadOptions opts;
     opts.engine.threads = 1;
     opts.engine.allocation_cap = int64_t(64) << 20;  // declared shapes cannot ask for more
+    opts.engine.tune = kiln::engine::TuneMode::kOff;  // an artifact's own choices still hold
     opts.quiet = true;
     opts.verify_checksums = false;
     auto a = kiln::artifact::Artifact::from_bytes({static_cast<const uint8_t*>(buf.get()), size}, buf,

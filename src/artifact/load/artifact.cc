@@ -8,6 +8,7 @@
 #include "artifact/format/graph_codec.h"
 #include "artifact/load/packed_weights.h"
 #include "engine/onednn/weight_cache.h"
+#include "engine/tuning.h"
 #include "ops/check.h"
 #include "runtime/session.h"
 #include "support/error.h"
@@ -107,6 +108,12 @@ void Artifact::load(std::span<const uint8_t> bytes, std::shared_ptr<void> owner,
     std::cerr << "kiln: note: '" << what << "' was compiled with nodes placed on other backends; "
               << "this runtime has kiln's engine only, which runs them\n";
   }
+  // The implementation choices the compile's plans were made with: its packed weights are in
+  // their layouts, and the decisions are this target's, measured once.
+  if (!engine_opts.given_choices && manifest_.json.contains("choices"))
+    engine_opts.given_choices = with_context("'" + what + "': ", [&] {
+      return engine::ChoiceStore::parse(manifest_.json["choices"].dump());
+    });
   model_ = std::make_unique<engine::CompiledModel>(std::move(decoded.model), engine_opts,
                                                    engine::CompiledModel::Prepared{},
                                                    std::move(weights));

@@ -9,11 +9,6 @@
 
 namespace kiln::artifact {
 
-std::string onednn_version() {
-  const dnnl_version_t* v = dnnl_version();
-  return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
-}
-
 const char* fit_name(Fit f) {
   switch (f) {
     case Fit::kOptimal: return "optimal";

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "artifact/format/manifest.h"
+#include "engine/onednn/dnnl_context.h"
 
 namespace kiln::artifact {
 
@@ -21,7 +22,7 @@ struct Compatibility {
 Compatibility check_compatibility(const Manifest& m);
 
 // "2.6.3": the oneDNN this kiln runs (pre-packed layouts are its).
-std::string onednn_version();
+using engine::onednn_version;
 
 // Fails (kUnsupported, one line) when `c` is unsupported; `what` names the artifact.
 void require_compatible(const Compatibility& c, const std::string& what);

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <string_view>
 
 #include "support/error.h"
@@ -132,6 +134,54 @@ Isa best_isa() {
     return widest;
   }();
   return best;
+}
+
+namespace {
+
+// The first processor's fields of /proc/cpuinfo, by name.
+std::map<std::string, std::string> first_cpuinfo_block() {
+  std::map<std::string, std::string> fields;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) {
+      if (!fields.empty()) break;
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    name.erase(name.find_last_not_of(" \t") + 1);
+    const size_t start = line.find_first_not_of(" \t", colon + 1);
+    fields.emplace(name, start == std::string::npos ? "" : line.substr(start));
+  }
+  return fields;
+}
+
+}  // namespace
+
+std::string cpu_model_name() {
+  const auto f = first_cpuinfo_block();
+  const auto it = f.find("model name");
+  return it == f.end() || it->second.empty() ? "unknown" : it->second;
+}
+
+std::string cpu_identity() {
+  static const std::string identity = [] {
+    const auto f = first_cpuinfo_block();
+    auto field = [&](const char* name) {
+      const auto it = f.find(name);
+      return it == f.end() ? std::string("?") : it->second;
+    };
+    const std::string name = f.contains("model name") ? field("model name") : "unknown";
+    if (f.contains("cpu family"))
+      return name + " (family " + field("cpu family") + ", model " + field("model") + ", stepping " +
+             field("stepping") + ")";
+    if (f.contains("CPU part"))
+      return name + " (implementer " + field("CPU implementer") + ", part " + field("CPU part") + ")";
+    return name;
+  }();
+  return identity;
 }
 
 }  // namespace kiln::cpu

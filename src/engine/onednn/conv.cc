@@ -3,7 +3,11 @@
 // as post-ops. The source and destination take the layout the primitive prefers (channels-last
 // or blocked); weights are reordered once.
 
+#include <cstring>
+#include <functional>
 #include <numeric>
+
+#include <fmt/ranges.h>
 
 #include "engine/cpu/elementwise.h"
 #include "engine/lowering.h"
@@ -15,6 +19,7 @@
 #include "engine/onednn/post_ops.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
+#include "engine/tuning.h"
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -34,18 +39,78 @@ bool winograd_fits(const ConvGeometry& g) {
          g.strides == std::vector<int64_t>{1, 1} && g.dilations == std::vector<int64_t>{0, 0};
 }
 
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s;
+  for (int64_t v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
+  return s;
+}
+
+// 2 * outputs * (C/G) * kernel size; the weights' dims end with C/G and the kernel.
+double conv_flops(const ConvGeometry& g) {
+  double flops = 2.0;
+  for (int64_t d : g.dst) flops *= static_cast<double>(d);
+  for (size_t i = g.weights.size() - (g.src.size() - 1); i < g.weights.size(); ++i)
+    flops *= static_cast<double>(g.weights[i]);
+  return flops;
+}
+
+// One run of a float conv by `alg` in the layouts oneDNN prefers for it, on scratch buffers; null
+// where oneDNN has no optimized implementation of it.
+std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg) {
+  try {
+    const dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, alg, dnnl::memory::desc(g.src, dt::f32, tag::any),
+        dnnl::memory::desc(g.weights, dt::f32, tag::any), dnnl::memory::desc(g.dst, dt::f32, tag::any),
+        g.strides, g.dilations, g.pad_l, g.pad_r);
+    const dnnl::convolution_forward::primitive_desc pd(d, dnnl_engine());
+    if (!is_optimized(pd.impl_info_str())) return nullptr;
+    auto buffers = std::make_shared<std::vector<dnnl::memory>>();
+    for (const auto& md : {pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()}) {
+      buffers->emplace_back(md, dnnl_engine());
+      if (md.get_size()) std::memset(buffers->back().get_data_handle(), 0, md.get_size());
+    }
+    auto prim = std::make_shared<dnnl::convolution_forward>(pd);
+    return [prim, buffers] {
+      const auto& b = *buffers;
+      prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, b[0]}, {DNNL_ARG_WEIGHTS, b[1]}, {DNNL_ARG_DST, b[2]},
+                                    {DNNL_ARG_SCRATCHPAD, b[3]}});
+      dnnl_stream().wait();
+    };
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
+// Whether a float conv runs by Winograd: where it fits, the order of preference says yes (fewer
+// multiplications), but oneDNN's direct kernels beat its Winograd on some CPUs and shapes (brgemm
+// convs, large images of few channels), so the tuner times both, each in the layouts oneDNN
+// prefers for it and on the conv's threads, without the reorders a change of layout would add.
+bool winograd_chosen(const ConvGeometry& g, Lowering& lw) {
+  if (!lw.options().winograd || !winograd_fits(g)) return false;
+  ThreadScope scope(threads_for_work(conv_flops(g)));
+  const std::string key = fmt::format("conv f32 winograd|direct: {} by {}, pads {},{}, {} threads",
+                                      dims_text(g.src), dims_text(g.weights), fmt::join(g.pad_l, ","),
+                                      fmt::join(g.pad_r, ","), current_threads());
+  auto candidate = [&](const char* name, dnnl::algorithm alg) {
+    return Candidate{name, [g, alg] { return timed_conv(g, alg); }};
+  };
+  return lw.tuner().choose(key, {candidate("winograd", dnnl::algorithm::convolution_winograd),
+                                 candidate("direct", dnnl::algorithm::convolution_direct)}) == "winograd";
+}
+
 // Whether the graph's convs would rather run channel-blocked: some run by Winograd (oneDNN 2.6
 // has it blocked only, and what follows a blocked result stays blocked) and none is grouped
 // (oneDNN's depthwise convs ran faster channels-last here: EfficientNet-B0 blocked 6.08 ms
 // against 5.70, PP-OCRv4's detector with a blocked stem 28.8 against 27.2).
-bool graph_prefers_blocked(const GraphFacts& f) {
+bool graph_prefers_blocked(Lowering& lw) {
+  const GraphFacts& f = lw.facts();
   bool winograd = false;
   for (const auto& n : f.graph().nodes()) {
     if (n->op_type != "Conv" || !n->domain.empty()) continue;
     const auto geo = conv_geometry(*n, f);
     if (!geo) continue;
     if (attr_int(*n, "group") != 1) return false;
-    winograd = winograd || winograd_fits(*geo);
+    winograd = winograd || winograd_chosen(*geo, lw);
   }
   return winograd;
 }
@@ -228,12 +293,7 @@ bool build_conv(Group& g, Lowering& lw) {
     FusedPostOps post;
     bool unit_bias;
   };
-  // 2 * outputs * (C/G) * kernel size; the weights' dims end with C/G and the kernel
-  double flops = 2.0;
-  for (int64_t d : geo.dst) flops *= static_cast<double>(d);
-  for (size_t i = geo.weights.size() - (rank - 1); i < geo.weights.size(); ++i)
-    flops *= static_cast<double>(geo.weights[i]);
-  const int threads = threads_for_work(flops);
+  const int threads = threads_for_work(conv_flops(geo));
   ThreadScope scope(threads);
   const auto made_in = lw.layout(x);
   // A conv on data in no layout yet (the stem, on the model's input) writes channel-blocked
@@ -241,7 +301,8 @@ bool build_conv(Group& g, Lowering& lw) {
   // where a channels-last stem needed a reorder before each Winograd conv's input and concats
   // mixing the two (SqueezeNet 1.1: 2.42-2.56 -> 1.98-2.49 ms; ResNet-50, DenseNet-121 even).
   const bool blocked_stem = !made_in && rank == 4 && geo.channels_out % 16 == 0 &&
-                            lw.options().winograd && graph_prefers_blocked(f);
+                            lw.options().winograd && graph_prefers_blocked(lw);
+  const bool winograd = !bf16 && winograd_chosen(geo, lw);
   const Made made = fuse_longest(g, 0, [&](size_t units) {
     ConvFusion fu = conv_fusion(g, units, rank, own_bias != nullptr, geo.channels_out, f);
     auto make_pd = [&](dnnl::algorithm alg, const dnnl::memory::desc& src,
@@ -261,7 +322,7 @@ bool build_conv(Group& g, Lowering& lw) {
       tries.emplace_back(dnnl::algorithm::convolution_direct, dnnl::memory::desc(geo.src, in_dt, tag::nhwc),
                          dnnl::memory::desc(geo.dst, bf16_out ? dt::bf16 : dt::f32, tag::nhwc));
     }
-    if (!bf16 && lw.options().winograd && winograd_fits(geo)) {  // 3x3, stride 1: fewer multiplications
+    if (winograd) {  // 3x3, stride 1: fewer multiplications (where measured faster)
       if (made_in) tries.emplace_back(dnnl::algorithm::convolution_winograd, *made_in, any_dst);
       tries.emplace_back(dnnl::algorithm::convolution_winograd, any_src, any_dst);
     }

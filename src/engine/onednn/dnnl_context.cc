@@ -68,6 +68,29 @@ bool is_dense(const dnnl::memory::desc& md) {
   return md.get_size() == n;
 }
 
+std::string onednn_identity() {
+  const char* isa = "?";
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::all: isa = "all"; break;
+    case dnnl::cpu_isa::sse41: isa = "sse41"; break;
+    case dnnl::cpu_isa::avx: isa = "avx"; break;
+    case dnnl::cpu_isa::avx2: isa = "avx2"; break;
+    case dnnl::cpu_isa::avx2_vnni: isa = "avx2_vnni"; break;
+    case dnnl::cpu_isa::avx512_mic: isa = "avx512_mic"; break;
+    case dnnl::cpu_isa::avx512_mic_4ops: isa = "avx512_mic_4ops"; break;
+    case dnnl::cpu_isa::avx512_core: isa = "avx512_core"; break;
+    case dnnl::cpu_isa::avx512_core_vnni: isa = "avx512_core_vnni"; break;
+    case dnnl::cpu_isa::avx512_core_bf16: isa = "avx512_core_bf16"; break;
+    case dnnl::cpu_isa::avx512_core_amx: isa = "avx512_core_amx"; break;
+  }
+  return "oneDNN " + onednn_version() + " " + isa;
+}
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
 bool is_optimized(std::string_view impl) {
   return impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0;
 }

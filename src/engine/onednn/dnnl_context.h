@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,12 @@ bool is_dense(const dnnl::memory::desc& md);
 
 // A memory object for md with no buffer yet (set_data_handle gives it one at run time).
 dnnl::memory unbound_memory(const dnnl::memory::desc& md);
+
+// oneDNN's version, "2.6.3".
+std::string onednn_version();
+// oneDNN's version and the ISA its kernels use here ("oneDNN 2.6.3 avx512_core_amx"), capped by
+// DNNL_MAX_CPU_ISA: what decides which implementations it has.
+std::string onednn_identity();
 
 // Whether an implementation (a primitive descriptor's impl_info_str()) is one of oneDNN's
 // optimized ones (jit, brgemm), not its reference loops, simple_nchw pooling or im2col + gemm.
