@@ -129,7 +129,7 @@ TEST(Tuner, AConvChoosesWinogradOrDirectByMeasurement) {
   };
   const std::vector<Tensor> feeds{random_tensor({1, 32, 28, 28}, 1)};
   const auto choice_line = [](const PlanSummary& s) {
-    const size_t at = s.listing.find("choice conv f32 winograd|direct: 1x32x28x28 by 32x32x3x3");
+    const size_t at = s.listing.find("choice conv f32 winograd|direct: 1x32x28x28 row-major by 32x32x3x3");
     return at == std::string::npos ? std::string() : s.listing.substr(at, s.listing.find('\n', at) - at);
   };
   const auto first = expect_same_as_reference(make, feeds, 1e-3, 1e-4, {.tune = TuneMode::kOn});

@@ -54,24 +54,38 @@ double conv_flops(const ConvGeometry& g) {
   return flops;
 }
 
-// One run of a float conv by `alg` in the layouts oneDNN prefers for it, on scratch buffers; null
-// where oneDNN has no optimized implementation of it.
-std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg) {
+// The family of a 4-D layout, for a decision's key: "nChw16c" (channel blocks of 16),
+// "channels-last", "row-major" (also what no layout yet means: the model's input).
+std::string layout_family(const std::optional<dnnl::memory::desc>& md) {
+  if (!md || is_plain(*md)) return "row-major";
+  const auto& b = md->data.format_desc.blocking;
+  if (b.inner_nblks != 0) return fmt::format("nChw{}c", b.inner_blks[0]);
+  return b.strides[1] == 1 ? "channels-last" : "strided";
+}
+
+// One run of a float conv by `alg` reading its input as it was made (`made`; row-major when
+// none), on scratch buffers: the conv in the source layout `src` (tag::any: oneDNN's choice) and
+// the result in `dst`, with the reorder of the input first where the conv reads another layout.
+// Null where oneDNN has no optimized implementation of it.
+std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg, const dnnl::memory::desc& made,
+                                 const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
   try {
-    const dnnl::convolution_forward::desc d(
-        dnnl::prop_kind::forward_inference, alg, dnnl::memory::desc(g.src, dt::f32, tag::any),
-        dnnl::memory::desc(g.weights, dt::f32, tag::any), dnnl::memory::desc(g.dst, dt::f32, tag::any),
-        g.strides, g.dilations, g.pad_l, g.pad_r);
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src,
+                                            dnnl::memory::desc(g.weights, dt::f32, tag::any), dst,
+                                            g.strides, g.dilations, g.pad_l, g.pad_r);
     const dnnl::convolution_forward::primitive_desc pd(d, dnnl_engine());
     if (!is_optimized(pd.impl_info_str())) return nullptr;
     auto buffers = std::make_shared<std::vector<dnnl::memory>>();
-    for (const auto& md : {pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()}) {
+    for (const auto& md : {pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), made}) {
       buffers->emplace_back(md, dnnl_engine());
       if (md.get_size()) std::memset(buffers->back().get_data_handle(), 0, md.get_size());
     }
     auto prim = std::make_shared<dnnl::convolution_forward>(pd);
-    return [prim, buffers] {
-      const auto& b = *buffers;
+    std::shared_ptr<dnnl::reorder> reorder;
+    if (!same_layout(made, pd.src_desc())) reorder = std::make_shared<dnnl::reorder>((*buffers)[4], (*buffers)[0]);
+    return [prim, reorder, buffers] {
+      auto& b = *buffers;
+      if (reorder) reorder->execute(dnnl_stream(), b[4], b[0]);
       prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, b[0]}, {DNNL_ARG_WEIGHTS, b[1]}, {DNNL_ARG_DST, b[2]},
                                     {DNNL_ARG_SCRATCHPAD, b[3]}});
       dnnl_stream().wait();
@@ -83,34 +97,40 @@ std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg) {
 
 // Whether a float conv runs by Winograd: where it fits, the order of preference says yes (fewer
 // multiplications), but oneDNN's direct kernels beat its Winograd on some CPUs and shapes (brgemm
-// convs, large images of few channels), so the tuner times both, each in the layouts oneDNN
-// prefers for it and on the conv's threads, without the reorders a change of layout would add.
-bool winograd_chosen(const ConvGeometry& g, Lowering& lw) {
+// convs, large images of few channels), so the tuner times both on the conv's threads, each from
+// the input as it was made (`made_in`; none: row-major), the reorder to the layout the conv reads
+// counted: Winograd in oneDNN's blocked layouts, direct writing the family of layout it reads (as
+// build_conv asks), or oneDNN's choice for an input in no layout yet.
+bool winograd_chosen(const ConvGeometry& g, const std::optional<dnnl::memory::desc>& made_in, Lowering& lw) {
   if (!lw.options().winograd || !winograd_fits(g)) return false;
   ThreadScope scope(threads_for_work(conv_flops(g)));
-  const std::string key = fmt::format("conv f32 winograd|direct: {} by {}, pads {},{}, {} threads",
-                                      dims_text(g.src), dims_text(g.weights), fmt::join(g.pad_l, ","),
-                                      fmt::join(g.pad_r, ","), current_threads());
-  auto candidate = [&](const char* name, dnnl::algorithm alg) {
-    return Candidate{name, [g, alg] { return timed_conv(g, alg); }};
-  };
-  return lw.tuner().choose(key, {candidate("winograd", dnnl::algorithm::convolution_winograd),
-                                 candidate("direct", dnnl::algorithm::convolution_direct)}) == "winograd";
+  const std::string key = fmt::format("conv f32 winograd|direct: {} {} by {}, pads {},{}, {} threads",
+                                      dims_text(g.src), layout_family(made_in), dims_text(g.weights),
+                                      fmt::join(g.pad_l, ","), fmt::join(g.pad_r, ","), current_threads());
+  const dnnl::memory::desc made = made_in ? *made_in : plain_md(g.src, dt::f32);
+  const dnnl::memory::desc any_src(g.src, dt::f32, tag::any), any_dst(g.dst, dt::f32, tag::any);
+  dnnl::memory::desc direct_src = any_src, direct_dst = any_dst;
+  if (made_in) {
+    direct_src = *made_in;
+    direct_dst = dnnl::memory::desc(g.dst, dt::f32, made_in->data.format_desc.blocking.inner_nblks != 0 ? tag::nChw16c : tag::nhwc);
+  }
+  return lw.tuner().choose(key, {{"winograd", [=] { return timed_conv(g, dnnl::algorithm::convolution_winograd, made, any_src, any_dst); }},
+                                 {"direct", [=] { return timed_conv(g, dnnl::algorithm::convolution_direct, made, direct_src, direct_dst); }}}) == "winograd";
 }
 
-// Whether the graph's convs would rather run channel-blocked: some run by Winograd (oneDNN 2.6
-// has it blocked only, and what follows a blocked result stays blocked) and none is grouped
+// Whether the graph's convs would rather run channel-blocked: some may run by Winograd (oneDNN
+// 2.6 has it blocked only, and what follows a blocked result stays blocked) and none is grouped
 // (oneDNN's depthwise convs ran faster channels-last here: EfficientNet-B0 blocked 6.08 ms
-// against 5.70, PP-OCRv4's detector with a blocked stem 28.8 against 27.2).
-bool graph_prefers_blocked(Lowering& lw) {
-  const GraphFacts& f = lw.facts();
+// against 5.70, PP-OCRv4's detector with a blocked stem 28.8 against 27.2). Each of those convs
+// then measures Winograd against a direct conv on the blocked input (winograd_chosen).
+bool graph_prefers_blocked(const GraphFacts& f) {
   bool winograd = false;
   for (const auto& n : f.graph().nodes()) {
     if (n->op_type != "Conv" || !n->domain.empty()) continue;
     const auto geo = conv_geometry(*n, f);
     if (!geo) continue;
     if (attr_int(*n, "group") != 1) return false;
-    winograd = winograd || winograd_chosen(*geo, lw);
+    winograd = winograd || winograd_fits(*geo);
   }
   return winograd;
 }
@@ -301,8 +321,8 @@ bool build_conv(Group& g, Lowering& lw) {
   // where a channels-last stem needed a reorder before each Winograd conv's input and concats
   // mixing the two (SqueezeNet 1.1: 2.42-2.56 -> 1.98-2.49 ms; ResNet-50, DenseNet-121 even).
   const bool blocked_stem = !made_in && rank == 4 && geo.channels_out % 16 == 0 &&
-                            lw.options().winograd && graph_prefers_blocked(lw);
-  const bool winograd = !bf16 && winograd_chosen(geo, lw);
+                            lw.options().winograd && graph_prefers_blocked(f);
+  const bool winograd = !bf16 && winograd_chosen(geo, made_in, lw);
   const Made made = fuse_longest(g, 0, [&](size_t units) {
     ConvFusion fu = conv_fusion(g, units, rank, own_bias != nullptr, geo.channels_out, f);
     auto make_pd = [&](dnnl::algorithm alg, const dnnl::memory::desc& src,
