@@ -16,6 +16,7 @@
 #include "engine/cpu/layout.h"
 #include "engine/cpu/nms.h"
 #include "engine/cpu/normalization.h"
+#include "engine/cpu/recurrent_gemm.h"
 #include "engine/cpu/reduce.h"
 #include "engine/cpu/reference_op.h"
 #include "engine/cpu/resize.h"
@@ -29,16 +30,19 @@ Tensor input(std::vector<int64_t> dims, uint32_t seed = 1) {
   return random_tensor(std::move(dims), rng);
 }
 
-// Bytes read and written per iteration, so the report shows bandwidth too.
-void set_bytes(benchmark::State& state, int64_t floats_touched) {
-  state.SetBytesProcessed(state.iterations() * floats_touched * static_cast<int64_t>(sizeof(float)));
-}
+// Bytes read and written per iteration, so the report shows bandwidth too: the body says how many
+// floats it touches (set_bytes), and the count is applied once the loop is done (the state's
+// iteration count is only known then).
+thread_local int64_t g_floats_touched = 0;
+void set_bytes(benchmark::State&, int64_t floats_touched) { g_floats_touched = floats_touched; }
 
 // Registers a benchmark; `body` runs once per iteration.
 template <class F>
 void add(const std::string& name, F body) {
   benchmark::RegisterBenchmark(name.c_str(), [body](benchmark::State& state) {
+    g_floats_touched = 0;
     for (auto _ : state) body(state);
+    state.SetBytesProcessed(state.iterations() * g_floats_touched * static_cast<int64_t>(sizeof(float)));
   })->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 
@@ -227,6 +231,29 @@ void register_rows() {
   });
 }
 
+// One step of a recurrence at batch 1: the state times R for every gate (H = 256, the speech
+// model's LSTM and GRU), on kiln's packed blocks (what cpu.lstm / cpu.gru run, one thread) and as
+// one oneDNN sgemm of the plain R. R is 1 MB (LSTM) or 768 KB (GRU): read from the core's L2.
+void register_recurrent() {
+  for (int64_t gates : {4, 3}) {
+    const int64_t h = 256;
+    auto r = std::make_shared<Tensor>(input({gates * h, h}));
+    auto state = std::make_shared<Tensor>(input({h}, 2));
+    auto packed = std::make_shared<engine::cpu::PackedRecurrent>(r->data<float>(), gates, h);
+    auto out = std::make_shared<std::vector<float>>(static_cast<size_t>(gates * h));
+    const std::string what = fmt::format("RecurrentStep/H{}x{}gates", h, gates);
+    add("kiln/" + what, [=](benchmark::State& s) {
+      for (int64_t b = 0; b < packed->blocks(); ++b)
+        packed->product(b, state->data<float>(), out->data() + b * gates * engine::cpu::PackedRecurrent::kBlockUnits);
+      set_bytes(s, r->numel());
+    });
+    add("sgemm/" + what, [=](benchmark::State& s) {
+      engine::cpu::gemm_bt("bench", 1, gates * h, h, state->data<float>(), h, r->data<float>(), out->data(), gates * h);
+      set_bytes(s, r->numel());
+    });
+  }
+}
+
 // Data movement: BERT's head split, NCHW -> NHWC, Concat of two halves, the embedding lookup.
 void register_layout() {
   struct Case {
@@ -357,6 +384,7 @@ int main(int argc, char** argv) {
   register_binary();
   register_fused();
   register_rows();
+  register_recurrent();
   register_layout();
   register_resize();
   register_nms();

@@ -116,11 +116,12 @@ TEST(ServeQuantizeRequest, ChecksValuesAndMapsToKilnQuantize) {
   const QuantizeRequest q = parse_quantize_request(
       json{{"mode", "static"}, {"calibrate_random", 8}, {"per_channel", false}, {"exclude_ops", {"Add"}}});
   const std::vector<std::string> a = quantize_args(q, "m.onnx", "q.onnx", "r.json", "calib", 7, 2, 1);
-  const auto has = [&](const std::string& flag, const std::string& value) {
-    for (size_t i = 0; i + 1 < a.size(); ++i)
-      if (a[i] == flag && a[i + 1] == value) return true;
+  const auto has_in = [](const std::vector<std::string>& args, const std::string& flag, const std::string& value) {
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == flag && args[i + 1] == value) return true;
     return false;
   };
+  const auto has = [&](const std::string& flag, const std::string& value) { return has_in(a, flag, value); };
   EXPECT_TRUE(has("--mode", "static"));
   EXPECT_TRUE(has("--calibrate-random", "8"));
   EXPECT_TRUE(has("--exclude-ops", "Add"));
@@ -132,6 +133,19 @@ TEST(ServeQuantizeRequest, ChecksValuesAndMapsToKilnQuantize) {
   EXPECT_EQ(k, quantized_model_key(std::string(64, 'a'), parse_quantize_request(quantize_request_json(q)), 7));
   EXPECT_NE(k, quantized_model_key(std::string(64, 'a'), q, 8));
   EXPECT_NE(k, quantized_model_key(std::string(64, 'a'), parse_quantize_request(json{{"mode", "dynamic"}}), 7));
+  // Every word reaches kiln quantize and the key: the fallback and bf16's form too.
+  const QuantizeRequest f = parse_quantize_request(json{{"mode", "static"}, {"calibrate_random", 8}, {"per_channel", false},
+                                                        {"exclude_ops", {"Add"}}, {"fallback", "bf16"}});
+  const std::vector<std::string> fa = quantize_args(f, "m.onnx", "q.onnx", "r.json", "calib", 7, 2, 1);
+  EXPECT_TRUE(has_in(fa, "--fallback", "bf16"));
+  EXPECT_NE(k, quantized_model_key(std::string(64, 'a'), f, 7));
+  EXPECT_EQ(quantized_model_key(std::string(64, 'a'), f, 7),
+            quantized_model_key(std::string(64, 'a'), parse_quantize_request(quantize_request_json(f)), 7));
+  const QuantizeRequest w = parse_quantize_request(json{{"mode", "bf16"}, {"bf16_whole_graph", true}});
+  const std::vector<std::string> wa = quantize_args(w, "m.onnx", "q.onnx", "r.json", "calib", 7, 2, 1);
+  EXPECT_NE(std::find(wa.begin(), wa.end(), "--bf16-whole-graph"), wa.end());
+  EXPECT_NE(quantized_model_key(std::string(64, 'a'), w, 7),
+            quantized_model_key(std::string(64, 'a'), parse_quantize_request(json{{"mode", "bf16"}}), 7));
   // In a compile request.
   const CompileRequest r = parse_compile_request(json{{"targets", {"x86-64"}}, {"quantize", {{"mode", "dynamic"}}}});
   ASSERT_TRUE(r.quantize.has_value());

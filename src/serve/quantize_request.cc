@@ -149,6 +149,8 @@ json quantize_request_json(const QuantizeRequest& q) {
             {"exclude_ops", q.exclude_ops},
             {"exclude_nodes", q.exclude_nodes},
             {"keep_io_types", q.keep_io_types},
+            {"bf16_whole_graph", q.bf16_whole_graph},
+            {"fallback", q.fallback},
             {"eval_random", q.eval_random},
             {"dims", q.dims}};
   if (q.per_channel) j["per_channel"] = *q.per_channel;
@@ -183,6 +185,8 @@ std::vector<std::string> quantize_args(const QuantizeRequest& q, const std::stri
                                 "-O", std::to_string(level)};
   if (q.per_channel) a.push_back(*q.per_channel ? "--per-channel" : "--per-tensor");
   if (!q.keep_io_types) a.push_back("--no-keep-io-types");
+  if (q.bf16_whole_graph) a.push_back("--bf16-whole-graph");
+  if (q.fallback != "float") a.insert(a.end(), {"--fallback", q.fallback});
   if (!q.include_ops.empty()) a.insert(a.end(), {"--include-ops", joined(q.include_ops)});
   if (!q.exclude_ops.empty()) a.insert(a.end(), {"--exclude-ops", joined(q.exclude_ops)});
   if (!q.exclude_nodes.empty()) a.insert(a.end(), {"--exclude-nodes", joined(q.exclude_nodes)});
