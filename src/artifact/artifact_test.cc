@@ -85,6 +85,41 @@ TEST(Artifact, CompiledModelRunsLikeTheOriginal) {
   }
 }
 
+// The implementation choices the compile's plans made (measured here: a 3x3 conv, Winograd or
+// direct) are in the manifest, and the loader's plans take them as they are, with tuning off.
+TEST(Artifact, CarriesTheImplementationChoicesItsPlansWereMadeWith) {
+  const fs::path dir = temp_dir("choices");
+  engine::testing::CacheHome home("artifact_choices");
+  ModelBuilder b;
+  b.output(b.op("Conv", {b.input("x", {1, 32, 28, 28}), b.constant("w", random_tensor({32, 32, 3, 3}, 1))},
+                {engine::testing::attr("pads", std::vector<int64_t>{1, 1, 1, 1})}));
+  const fs::path model = dir / "conv.onnx";
+  Model m = b.take();
+  prepare_model(m);
+  save_model(m, model);
+  const char* was = std::getenv("KILN_TUNE");
+  const std::string before = was ? was : "";
+  setenv("KILN_TUNE", "on", 1);
+  const CompileResult r = compile({.model = model.string(), .target = "native", .measure_runs = 0});
+  if (before.empty()) unsetenv("KILN_TUNE");
+  else setenv("KILN_TUNE", before.c_str(), 1);
+  ASSERT_TRUE(r.runs_here);
+  if (!cpu::isa_supported(cpu::Isa::kAvx512)) GTEST_SKIP() << "oneDNN has no Winograd here: no choice to make";
+  const auto& choices = r.manifest.json.at("choices");
+  ASSERT_EQ(choices.size(), 1u) << choices.dump();
+  const std::string key = choices.begin().key();
+  EXPECT_NE(key.find("conv f32 winograd|direct: 1x32x28x28"), std::string::npos) << key;
+  const std::string pick = choices.begin().value().at("pick");
+  EXPECT_EQ(choices.begin().value().at("micros").size(), 2u);
+
+  std::shared_ptr<void> keep(std::aligned_alloc(64, (r.bytes.size() + 63) / 64 * 64), std::free);
+  std::memcpy(keep.get(), r.bytes.data(), r.bytes.size());
+  auto a = Artifact::from_bytes({static_cast<const uint8_t*>(keep.get()), r.bytes.size()}, keep, "c.kiln",
+                                {.engine = {.tune = engine::TuneMode::kOff}});
+  const std::string plan = a->model().describe({{1, 32, 28, 28}});
+  EXPECT_NE(plan.find("choice " + key + ": " + pick + " (artifact"), std::string::npos) << plan;
+}
+
 TEST(Artifact, StrictShapesRefuseUndeclaredSizes) {
   const fs::path dir = temp_dir("strict");
   CompileOptions o{.model = write_model(linear_model(), dir).string(), .shapes = {"batch=1..4"},

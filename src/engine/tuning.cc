@@ -4,15 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string_view>
 
+#include "engine/cache_folder.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/onednn/dnnl_context.h"
 #include "support/error.h"
-#include "support/mapped_file.h"
 
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "unknown"
@@ -49,16 +47,6 @@ std::optional<Choice> choice_from(const json& j) {
     }
   }
   return c;
-}
-
-json read_file_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return json::object();
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("version", 0) != kFileVersion || !j.contains("machines") ||
-      !j["machines"].is_object())
-    return json::object();
-  return j;
 }
 
 double now_ms() {
@@ -110,11 +98,9 @@ std::shared_ptr<ChoiceStore> ChoiceStore::parse(const std::string& json_text) {
 }
 
 std::optional<std::filesystem::path> ChoiceStore::machine_file() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "kiln" / "choices.json";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::filesystem::path(home) / ".cache" / "kiln" / "choices.json";
-  return std::nullopt;
+  const auto folder = cache_folder();
+  if (!folder) return std::nullopt;
+  return *folder / "choices.json";
 }
 
 std::string ChoiceStore::machine_identity() {
@@ -136,7 +122,7 @@ ChoiceStore& ChoiceStore::machine() {
   store->file_ = file;
   store->identity_ = id;
   if (!file) return *store;
-  const json j = read_file_json(*file);
+  const json j = read_machine_sections(*file, kFileVersion);
   if (j.contains("machines") && j["machines"].contains(id) && j["machines"][id].is_object())
     for (const auto& [key, value] : j["machines"][id].items())
       if (auto c = choice_from(value)) store->choices_[key] = std::move(*c);
@@ -145,18 +131,13 @@ ChoiceStore& ChoiceStore::machine() {
 
 void ChoiceStore::save() const {
   if (!file_) return;
-  try {
-    json j = read_file_json(*file_);
-    j["version"] = kFileVersion;
-    if (!j.contains("machines")) j["machines"] = json::object();
-    json& mine = j["machines"][identity_];
-    if (!mine.is_object()) mine = json::object();
-    for (const auto& [key, c] : all()) mine[key] = choice_json(c);
-    std::filesystem::create_directories(file_->parent_path());
-    write_file_atomically(*file_, j.dump(1) + "\n");
-  } catch (const std::exception&) {
-    // A read-only or missing cache folder: the decisions last for this process.
-  }
+  // Merged with what other processes wrote meanwhile; a cache that cannot be written leaves the
+  // decisions to this process.
+  json j = read_machine_sections(*file_, kFileVersion);
+  json& mine = j["machines"][identity_];
+  if (!mine.is_object()) mine = json::object();
+  for (const auto& [key, c] : all()) mine[key] = choice_json(c);
+  write_machine_sections(*file_, std::move(j), kFileVersion);
 }
 
 const char* choice_source_name(PlanChoice::Source s) {

@@ -154,3 +154,37 @@ TEST(Tuner, AConvChoosesWinogradOrDirectByMeasurement) {
 
 }  // namespace
 }  // namespace kiln::engine
+
+namespace kiln::engine {
+namespace {
+
+using namespace testing;
+
+// A pool of channel blocks (a conv's result) chooses between kiln's pooling and oneDNN's by
+// measurement, says so, and gives the reference's outputs either way.
+TEST(Tuner, APoolOfChannelBlocksChoosesKilnsOrOnednnsByMeasurement) {
+  CacheHome home("tuner_pool");
+  const auto make = [] {
+    ModelBuilder b;
+    Value* y = b.op("Conv", {b.input("x", {1, 16, 21, 21}), b.constant("w", random_tensor({16, 16, 3, 3}, 2))},
+                    {attr("pads", std::vector<int64_t>{1, 1, 1, 1})});
+    b.output(b.op("MaxPool", {y}, {attr("kernel_shape", std::vector<int64_t>{3, 3}),
+                                    attr("strides", std::vector<int64_t>{2, 2})}));
+    return b.take();
+  };
+  const std::vector<Tensor> feeds{random_tensor({1, 16, 21, 21}, 1)};
+  const auto s = expect_same_as_reference(make, feeds, 1e-3, 1e-4, {.tune = TuneMode::kOn});
+  // (AVX-512: the stem writes nChw16c for the Winograd-sized conv; AVX2's convs write nChw8c.)
+  if (!cpu::isa_supported(cpu::Isa::kAvx2)) GTEST_SKIP() << "oneDNN's convs write no channel blocks here";
+  const size_t at = s.listing.find("choice pool f32 cpu.pool|onednn.pool: max 1x16x21x21 nChw");
+  ASSERT_NE(at, std::string::npos) << s.listing;
+  const std::string line = s.listing.substr(at, s.listing.find('\n', at) - at);
+  EXPECT_NE(line.find("(measured: cpu.pool "), std::string::npos) << line;
+  EXPECT_NE(line.find(" us, onednn.pool "), std::string::npos) << line;
+  const bool kilns = line.find(": cpu.pool (") != std::string::npos;
+  EXPECT_EQ(steps_of(s, "cpu.pool"), kilns ? 1 : 0) << s.listing;
+  EXPECT_EQ(steps_of(s, "onednn.pool"), kilns ? 0 : 1) << s.listing;
+}
+
+}  // namespace
+}  // namespace kiln::engine

@@ -1,13 +1,12 @@
-// The peak cache: one JSON file of measured peaks keyed by CPU model and thread count.
+// The peak cache: one JSON file of measured peaks keyed by the CPU (cpu::cpu_identity) and thread
+// count, in kiln's cache folder.
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/cache_folder.h"
 #include "engine/cpu/cpu_features.h"
 #include "profile/peak_probe.h"
 #include "support/error.h"
-#include "support/mapped_file.h"
 
 namespace kiln {
 
@@ -55,31 +54,18 @@ std::optional<MachinePeak> from_json(const json& j) {
   return p;
 }
 
-// The whole cache file, or an empty one when it is missing or not kiln's.
-json read_cache(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return json::object();
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("version", 0) != kCacheVersion || !j.contains("machines") ||
-      !j["machines"].is_object())
-    return json::object();
-  return j;
-}
-
 }  // namespace
 
 std::optional<std::filesystem::path> peak_cache_path() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "kiln" / "peak.json";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::filesystem::path(home) / ".cache" / "kiln" / "peak.json";
-  return std::nullopt;
+  const auto folder = engine::cache_folder();
+  if (!folder) return std::nullopt;
+  return *folder / "peak.json";
 }
 
 MachinePeak machine_peak(int threads, bool use_cache) {
   const auto path = peak_cache_path();
   const std::string key = cache_key(cpu::cpu_identity(), threads);
-  json cache = path ? read_cache(*path) : json::object();
+  json cache = path ? engine::read_machine_sections(*path, kCacheVersion) : json::object();
   if (use_cache && cache.contains("machines") && cache["machines"].contains(key))
     if (auto p = from_json(cache["machines"][key])) return *p;
 
@@ -101,14 +87,8 @@ MachinePeak machine_peak(int threads, bool use_cache) {
       }
       if (old->bf16_isa == p.bf16_isa) p.bf16_gflops = std::max(p.bf16_gflops, old->bf16_gflops);
     }
-  cache["version"] = kCacheVersion;
   cache["machines"][key] = to_json(p);
-  try {
-    std::filesystem::create_directories(path->parent_path());
-    write_file_atomically(*path, cache.dump(2) + "\n");
-  } catch (const std::exception&) {
-    // A read-only home: the peak is still good for this run.
-  }
+  engine::write_machine_sections(*path, std::move(cache), kCacheVersion);  // a read-only home: good for this run
   return p;
 }
 

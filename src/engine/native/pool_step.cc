@@ -5,6 +5,7 @@
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
+#include "engine/onednn/pool.h"
 #include "engine/threads.h"
 #include "ops/attrs.h"
 #include "ops/window_geometry.h"
@@ -55,6 +56,26 @@ class BlockPoolStep : public NativeStep {
 
 bool match_pool(const Node& n, const MatchContext& ctx, Group&) { return pool_shape(n, ctx.facts).has_value(); }
 
+// Whether kiln's pooling of these blocks runs at least as fast as oneDNN's (the order of
+// preference: on AVX2 oneDNN's nChw8c pooling was 3.5x slower; on AVX-512 its nChw16c kernels
+// may be as good), measured (engine/tuning.h).
+bool measured_faster_than_onednn(const Node& n, const cpu::BlockPoolShape& s, const dnnl::memory::desc& made,
+                                 int threads, Lowering& lw) {
+  ThreadScope scope(threads);
+  const std::string key =
+      fmt::format("pool f32 cpu.pool|onednn.pool: {} {}x{}x{}x{} nChw{}c, {}x{} stride {}x{} pads {},{}, {} threads",
+                  s.max ? "max" : s.include_pad ? "average with pads" : "average", s.batch, s.channels, s.h,
+                  s.w, s.block, s.kh, s.kw, s.stride_h, s.stride_w, s.pad_top, s.pad_left, current_threads());
+  const auto kiln_pool = [s] {
+    auto x = std::make_shared<std::vector<float>>(static_cast<size_t>(s.batch * s.blocks() * s.block * s.h * s.w), 0.f);
+    auto y = std::make_shared<std::vector<float>>(static_cast<size_t>(s.batch * s.blocks() * s.block * s.out_h * s.out_w));
+    return std::function<void()>([s, x, y] { cpu::block_pool(s, x->data(), y->data()); });
+  };
+  const GraphFacts& f = lw.facts();
+  return lw.tuner().choose(key, {{"cpu.pool", kiln_pool},
+                                 {"onednn.pool", [&n, &f, made] { return timed_onednn_pool(n, f, made); }}}) == "cpu.pool";
+}
+
 bool build_pool(Group& g, Lowering& lw) {
   const Node& n = *g.anchor;
   cpu::BlockPoolShape s = *pool_shape(n, lw.facts());
@@ -67,9 +88,11 @@ bool build_pool(Group& g, Lowering& lw) {
       t = blocked;
     }
   if (!t) return false;  // onednn.pool reads it as it is
+  const int threads = threads_for_bytes(4.0 * static_cast<double>(s.batch * s.blocks() * s.block) *
+                                        static_cast<double>(s.h * s.w + s.out_h * s.out_w));
+  if (!measured_faster_than_onednn(n, s, *made, threads, lw)) return false;
   auto step = std::make_unique<BlockPoolStep>(n, s);
-  step->threads = threads_for_bytes(4.0 * static_cast<double>(s.batch * s.blocks() * s.block) *
-                                    static_cast<double>(s.h * s.w + s.out_h * s.out_w));
+  step->threads = threads;
   step->read(lw.in_layout(n.inputs[0], *made), x_dims);
   step->write(lw.define(n.outputs[0], dnnl::memory::desc(y_dims, dnnl::memory::data_type::f32, *t)));
   lw.add(std::move(step));

@@ -1,6 +1,10 @@
 // MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool through oneDNN, reading the layout
 // their input was made in (channels-last after a conv) and writing the same; MaxPool of the QDQ
 // form on the 8-bit values ("onednn.quant_pool").
+#include "engine/onednn/pool.h"
+
+#include <cstring>
+
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
@@ -173,6 +177,28 @@ bool build_quant_max_pool(Group& g, Lowering& lw) {
 }
 
 }  // namespace
+
+std::function<void()> timed_onednn_pool(const Node& n, const GraphFacts& f, const dnnl::memory::desc& made) {
+  const auto geo = pool_geometry(n, f);
+  if (!geo) return nullptr;
+  try {
+    const auto pd = pool_pd(*geo, dt::f32, made);
+    if (!is_optimized(pd.impl_info_str()) || pd.src_desc() != made) return nullptr;
+    auto buffers = std::make_shared<std::vector<dnnl::memory>>();
+    for (const auto& md : {pd.src_desc(), pd.dst_desc(), pd.scratchpad_desc()}) {
+      buffers->emplace_back(md, dnnl_engine());
+      if (md.get_size()) std::memset(buffers->back().get_data_handle(), 0, md.get_size());
+    }
+    auto prim = std::make_shared<dnnl::pooling_v2_forward>(pd);
+    return [prim, buffers] {
+      auto& b = *buffers;
+      prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, b[0]}, {DNNL_ARG_DST, b[1]}, {DNNL_ARG_SCRATCHPAD, b[2]}});
+      dnnl_stream().wait();
+    };
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
 
 constinit const KernelImpl kOnednnPool{.name = "onednn.pool", .match = match_pool,
                                        .build = build_pool};
