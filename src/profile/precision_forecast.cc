@@ -26,6 +26,27 @@ bool computes_reduced(const std::string& op, ReducedPrecision p) {
   return heavy.contains(op);
 }
 
+// Whether v is known before a run: an initializer, or made from initializers alone (a Transpose of
+// a weight at -O0), as the engine folds it.
+bool known_before_run(const Value* v, int depth = 0) {
+  if (!v) return false;
+  if (v->is_constant()) return true;
+  const Node* p = v->producer;
+  if (!p || depth > 16 || v->is_graph_input) return false;
+  for (const Value* in : p->inputs)
+    if (in && !known_before_run(in, depth + 1)) return false;
+  return true;
+}
+
+// Whether kiln runs the node in reduced precision: a conv or matmul whose weight (input 1) is
+// known before a run. Products of two activations (attention's Q K^T and P V) stay float32 in
+// every mode: kiln quantize leaves them out, and bf16 packs constant weights only. A node of no
+// graph (a test's) is taken as having one.
+bool weight_is_constant(const ProfiledNode& pn) {
+  if (!pn.node) return true;
+  return pn.node->inputs.size() > 1 && known_before_run(pn.node->inputs[1]);
+}
+
 // Ops that move int8 as they moved float between quantized nodes of a static QDQ model.
 bool moves_int8(const std::string& op) {
   static const std::set<std::string> movers = {
@@ -138,7 +159,8 @@ PrecisionForecast forecast_precision(const ProfileData& data, const ProfileSumma
     const double per_call = w.calls > 0 ? 1.0 / w.calls : 0;  // WorkStats are per run
     const double flops = w.flops * per_call, bytes = w.bytes * per_call;
     const double overhead = std::min(w.ms, kStepOverheadMs * w.calls);
-    if (computes_reduced(w.op_type, precision) && flops > 0 && fp32_peak > 0 && bandwidth > 0) {
+    if (computes_reduced(w.op_type, precision) && weight_is_constant(pn) && flops > 0 && fp32_peak > 0 &&
+        bandwidth > 0) {
       n.reduced = true;
       if (!f.native) {
         n.basis = "emulated: no faster than fp32";

@@ -148,8 +148,11 @@ TEST(PrecisionForecast, AGemmGainScalesEachProductAtItsOwnShape) {
 TEST(PrecisionForecast, StaticInt8AddsTheResidualAddsFusedInFp32) {
   Graph g;
   Value *x = g.add_value("x"), *y = g.add_value("y"), *r = g.add_value("r"), *z = g.add_value("z");
+  Value* w = g.add_value("w");
+  w->data = Tensor(DataType::kFloat, {4, 4, 1, 1});
   Node* conv = g.add_node("Conv");
   g.set_input(conv, 0, x);
+  g.set_input(conv, 1, w);
   g.set_output(conv, 0, y);
   Node* add = g.add_node("Add");
   add->name = "residual";
@@ -170,6 +173,41 @@ TEST(PrecisionForecast, StaticInt8AddsTheResidualAddsFusedInFp32) {
   // Dynamic int8 leaves convs in float: no such step.
   const PrecisionForecast dyn = forecast_precision(d, s, p, ReducedPrecision::kInt8Dynamic);
   for (const NodeForecast& n : dyn.nodes) EXPECT_NE(n.node, "residual");
+}
+
+// A product of two activations (attention's Q K^T) stays float32 in every mode: kiln quantize
+// leaves it out and bf16 packs constant weights only. A weight made from an initializer (a
+// Transpose of it, as at -O0) counts as constant.
+TEST(PrecisionForecast, ProductsOfTwoActivationsStayFloat32) {
+  Graph g;
+  Value *x = g.add_value("x"), *k = g.add_value("k"), *w = g.add_value("w"), *wt = g.add_value("wt");
+  Value *y = g.add_value("y"), *z = g.add_value("z");
+  x->is_graph_input = k->is_graph_input = true;
+  w->data = Tensor(DataType::kFloat, {8, 8});
+  Node* qk = g.add_node("MatMul");
+  g.set_input(qk, 0, x);
+  g.set_input(qk, 1, k);
+  g.set_output(qk, 0, y);
+  Node* t = g.add_node("Transpose");
+  g.set_input(t, 0, w);
+  g.set_output(t, 0, wt);
+  Node* fc = g.add_node("MatMul");
+  g.set_input(fc, 0, x);
+  g.set_input(fc, 1, wt);
+  g.set_output(fc, 0, z);
+  const MachinePeak p = peak(true);
+  for (ReducedPrecision precision : {ReducedPrecision::kBf16, ReducedPrecision::kInt8Dynamic, ReducedPrecision::kInt8Static}) {
+    SCOPED_TRACE(precision_name(precision));
+    for (const Node* n : {static_cast<const Node*>(qk), static_cast<const Node*>(fc)}) {
+      ProfileData d = three_nodes();
+      d.nodes[0].node = n;
+      const PrecisionForecast f = forecast_precision(d, summarize(d, p.roofline()), p, precision);
+      EXPECT_EQ(find(f, "fc").reduced, n == fc);
+      if (n == qk) {
+        EXPECT_DOUBLE_EQ(find(f, "fc").predicted_ms, find(f, "fc").fp32_ms);
+      }
+    }
+  }
 }
 
 TEST(PrecisionForecast, DynamicInt8ChangesOnlyTheMatrixProducts) {
