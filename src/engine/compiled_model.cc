@@ -102,11 +102,12 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
   // Weights are let go of once packed (not beside another backend, which may hold their bytes).
   if (!plain_ && !opts_.keep_plain_weights && !opts_.placement)
     plain_ = std::make_unique<PlainWeights>(*model_.graph, *weights_);
-  if (plain_) plain_->restore();  // a new plan reads the plain weights as the first did
+  if (plain_) plain_->begin_plan();  // what its inference reads, back in plain form
   auto plan = std::make_unique<Plan>();
   Clock::time_point t1, t2;
   {
-    GraphFacts facts(model_, sig);
+    GraphFacts facts(model_, sig, plain_ ? std::function<void(const Value*)>([this](const Value* v) { plain_->restore(v); })
+                                         : std::function<void(const Value*)>());
     t1 = Clock::now();
     // Other backends' partitions (src/backend) are asked for per plan: they compile for its dims.
     Placement placement;

@@ -3,6 +3,7 @@
 #include "engine/compiled_model.h"
 
 #include "engine/engine_test_util.h"
+#include "engine/onednn/weight_cache.h"
 
 namespace kiln::engine {
 namespace {
@@ -90,6 +91,38 @@ TEST(CompiledModel, ReleasedWeightsAreRestoredForANewPlan) {
     }
   }
   EXPECT_EQ(m.plans(), 3);
+  // Each new plan found the packed copies as they were: no weight was unpacked for it.
+  EXPECT_EQ(m.weight_cache().restored(), 0);
+}
+
+// A weight let go of that a node inference evaluates reads (here a ReduceMean of it, folded into a
+// constant each plan) gets its plain bytes back before the next plan's inference; the matmul's
+// packed copy serves every plan.
+TEST(CompiledModel, AWeightInferenceReadsIsRestoredForTheNextPlan) {
+  const auto make = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", {Dim::symbol("batch"), 512});
+    Value* w = b.constant("w", random_tensor({512, 1024}, 1));
+    Value* mean = b.op("ReduceMean", {w}, {attr("keepdims", int64_t{0})});
+    b.output(b.op("Add", {b.op("MatMul", {x, w}), mean}));
+    return b.take();
+  };
+  CompiledModel m(make());
+  Session ref(make());
+  for (int64_t batch : {1, 3, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 512}, 9 + batch))};
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-3, 1e-4});
+    EXPECT_TRUE(c.equal) << c.reason;
+  }
+  // (AVX-512's matmul packs its weights and the plain ones go; AVX2's reads them in place.)
+  const PlanSummary sum = m.summary({{2, 512}});
+  if (cpu::active_isa() == cpu::Isa::kAvx512) {
+    EXPECT_GT(sum.released_bytes, 0u);
+  }
+  if (sum.released_bytes > 0) {
+    EXPECT_EQ(m.weight_cache().restored(), 2);  // before the second and the third plan's inference
+  }
 }
 
 // A declared output type with symbolic dims (every ONNX file declares its outputs) stays symbolic

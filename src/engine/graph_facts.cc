@@ -23,8 +23,9 @@ void outer_reads(const Graph& g, const Graph& main, std::vector<const Value*>& o
 
 }  // namespace
 
-GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims)
-    : model_(model), graph_(*model.graph) {
+GraphFacts::GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims,
+                       std::function<void(const Value*)> restore_released)
+    : model_(model), graph_(*model.graph), restore_(std::move(restore_released)) {
   Graph& g = *model.graph;
   // Inference with the fed shapes in place of the declared ones; every value's dims are read from
   // what it found, then every type goes back to what it was, so that the next set of input shapes
@@ -166,7 +167,10 @@ const std::vector<int64_t>* GraphFacts::dims(const Value* v) const {
 }
 
 const Tensor* GraphFacts::constant(const Value* v) const {
-  if (v->is_constant()) return &v->data;
+  if (v->is_constant()) {
+    if (!v->data.raw() && v->data.numel() > 0 && restore_) restore_(v);
+    return &v->data;
+  }
   if (auto it = constants_.find(v); it != constants_.end()) return &it->second;
   const auto d = deferred_.find(v);
   if (d == deferred_.end()) return nullptr;

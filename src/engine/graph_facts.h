@@ -3,6 +3,7 @@
 // computed before a run, Shape -> Gather -> Concat chains included), and who reads what.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -19,14 +20,18 @@ class GraphFacts {
   // `model` is inferred again with its main graph's inputs set to `input_dims` (in the order of
   // the non-constant graph inputs); its value types are left as this inference set them, except
   // the inputs' own, which are restored.
-  GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims);
+  // `restore` (may be empty) gives a weight the engine let go of (engine/plain_weights.h) its
+  // plain bytes back when constant() is asked for them.
+  GraphFacts(Model& model, const std::vector<std::vector<int64_t>>& input_dims,
+             std::function<void(const Value*)> restore = {});
 
   const Model& model() const { return model_; }
   const Graph& graph() const { return graph_; }
   // Concrete dims, or null when inference could not tell (data-dependent shapes).
   const std::vector<int64_t>* dims(const Value* v) const;
   DataType dtype(const Value* v) const { return v->type.elem; }
-  // The value of v when it is known before a run: an initializer, or computed from constants.
+  // The value of v when it is known before a run: an initializer (its plain bytes brought back
+  // when the engine had let go of them), or computed from constants.
   // A large computed value (more than kEagerFoldElements, e.g. a weight's DequantizeLinear) is
   // computed the first time it is asked for, so one that no step reads (an int8 kernel takes the
   // quantized weight itself) never exists in float. Fails as its node's kernel does, if it does.
@@ -59,6 +64,7 @@ class GraphFacts {
 
   const Model& model_;
   const Graph& graph_;
+  std::function<void(const Value*)> restore_;
   std::unordered_map<const Value*, std::vector<int64_t>> dims_;
   mutable std::unordered_map<const Value*, Tensor> constants_;
   mutable std::unordered_map<const Value*, const Node*> deferred_;  // large folded values not computed yet

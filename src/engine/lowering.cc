@@ -5,6 +5,7 @@
 
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/reorder_step.h"
+#include "engine/onednn/weight_cache.h"
 #include "engine/plain_weights.h"
 #include "engine/threads.h"
 #include "support/error.h"
@@ -35,6 +36,14 @@ Lowering::Lowering(const GraphFacts& facts, Plan& plan, WeightCache& weights,
     : facts_(facts), plan_(plan), weights_(weights), opts_(opts), placement_(placement), tuner_(opts) {}
 
 Lowering::~Lowering() = default;
+
+dnnl::memory Lowering::packed_constant(const Value* v, const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  if (v->is_constant() && !v->data.raw())
+    if (auto mem = weights_.find_dropped(v, from, to)) return *mem;
+  const Tensor* t = facts_.constant(v);
+  KILN_ASSERT(t, "a packed constant that is not constant");
+  return weights_.get(*t, from, to);
+}
 
 void Lowering::lower(PlainWeights* plain_weights) {
   group_nodes();

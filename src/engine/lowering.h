@@ -39,6 +39,10 @@ class Lowering {
   const GraphFacts& facts() const { return facts_; }
   const EngineOptions& options() const { return opts_; }
   WeightCache& weights() { return weights_; }
+  // Constant v (an initializer, or computed) read as layout `from`, in layout `to` (the weight
+  // cache's copy): found without v's plain bytes where the engine let go of them and its packed
+  // copy in `to` exists, else as weights().get(*facts().constant(v), ...).
+  dnnl::memory packed_constant(const Value* v, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
   // The plan's implementation choices by measurement (engine/tuning.h).
   Tuner& tuner() { return tuner_; }
   const std::shared_ptr<Scratchpad>& scratchpad() const { return plan_.scratchpad; }

@@ -54,10 +54,24 @@ void PlainWeights::lowered(const Group& g, const GraphFacts& facts, const Plan& 
     }
 }
 
-void PlainWeights::restore() {
-  for (Value* v : released_) v->data = cache_.restore_source(v, v->data.dtype(), v->data.dims());
-  released_.clear();
+void PlainWeights::begin_plan() {
   lowered_.clear();
+  std::vector<const Value*> read_by_inference;
+  for (const Value* v : released_)
+    for (const Use& u : v->uses)
+      if (std::all_of(u.node->inputs.begin(), u.node->inputs.end(), [](const Value* in) { return !in || in->is_constant(); })) {
+        read_by_inference.push_back(v);
+        break;
+      }
+  for (const Value* v : read_by_inference) restore(v);
+}
+
+void PlainWeights::restore(const Value* v) {
+  const auto it = std::find(released_.begin(), released_.end(), v);
+  if (it == released_.end()) return;
+  Value* w = *it;
+  w->data = cache_.restore_source(w, w->data.dtype(), w->data.dims());
+  released_.erase(it);
 }
 
 size_t PlainWeights::released_bytes() const {

@@ -30,9 +30,15 @@ class PlainWeights {
   // holds and that the cache holds packed (and only packed) loses its plain bytes: the value
   // keeps its dtype and dims, with no data, until restore().
   void lowered(const Group& g, const GraphFacts& facts, const Plan& plan, size_t first_step);
-  // Every weight let go of gets its plain bytes back (reordered from its packed copy): before a
-  // new plan is lowered, which reads them as the first did.
-  void restore();
+  // Before a new plan: the weights let go of that its inference may read (an input of a node whose
+  // inputs are all constant, which inference evaluates) get their plain bytes back (reordered
+  // from a packed copy); the others when the plan asks for them (restore, through
+  // GraphFacts::constant), or never, when the plan finds their packed copies as they are
+  // (Lowering::packed_constant): a model run at many shapes unpacked all its weights for each new
+  // plan (BERT-base: 60 ms a plan).
+  void begin_plan();
+  // v's plain bytes back, when it was let go of.
+  void restore(const Value* v);
   size_t released_bytes() const;
 
   static constexpr size_t kMinBytes = size_t{1} << 20;

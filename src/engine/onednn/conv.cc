@@ -379,8 +379,8 @@ bool build_conv(Group& g, Lowering& lw) {
     const Tensor* stored = bf16 ? stored_bf16_tensor(n.inputs[1], f) : nullptr;  // packed from the bf16 bytes
     step->bind_constant(DNNL_ARG_WEIGHTS,
                         stored ? lw.weights().get(*stored, plain_md(geo.weights, dt::bf16), made.pd.weights_desc())
-                               : lw.weights().get(*f.constant(n.inputs[1]), plain_md(geo.weights, dt::f32),
-                                                  made.pd.weights_desc()));
+                               : lw.packed_constant(n.inputs[1], plain_md(geo.weights, dt::f32),
+                                                    made.pd.weights_desc()));
   }
   step->threads = threads;
   step->bind_input(DNNL_ARG_SRC, lw.in_layout(x, made.pd.src_desc()), made.pd.src_desc(), geo.src);

@@ -119,9 +119,8 @@ bool build_deconv(Group& g, Lowering& lw) {
   step->threads = threads;
   step->bind_input(DNNL_ARG_SRC, lw.in_layout(n.inputs[0], made.pd.src_desc()), made.pd.src_desc(), geo.src);
   step->bind_constant(DNNL_ARG_WEIGHTS,
-                      lw.weights().get(*f.constant(n.inputs[1]),
-                                       strided_md(geo.weights, geo.weight_strides, dt::f32),
-                                       made.pd.weights_desc()));
+                      lw.packed_constant(n.inputs[1], strided_md(geo.weights, geo.weight_strides, dt::f32),
+                                         made.pd.weights_desc()));
   finish_conv_step(std::move(step), made.pd, made.post, own_bias, made.unit_bias, geo.channels_out,
                    g, f, lw);
   return true;

@@ -323,6 +323,9 @@ bool build_product(Group& g, Lowering& lw) {
   if (const Tensor* stored = bf16 && p.alpha == 1 ? stored_bf16_tensor(p.b.value, f) : nullptr) {
     step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*stored, strided_md(p.b.dims, p.b.strides, dt::bf16),
                                                            made.pd.weights_desc()));
+  } else if (p.weights_mode && p.alpha == 1 && f.dtype(p.b.value) == DataType::kFloat) {
+    step->bind_constant(DNNL_ARG_WEIGHTS, lw.packed_constant(p.b.value, strided_md(p.b.dims, p.b.strides, dt::f32),
+                                                             made.pd.weights_desc()));
   } else if (p.weights_mode) {
     const Tensor w = weights_of(p, f);
     step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(w, strided_md(p.b.dims, p.b.strides, dt::f32),

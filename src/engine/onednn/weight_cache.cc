@@ -171,6 +171,14 @@ bool WeightCache::drop_source(const Tensor& t, const void* tag) {
   return true;
 }
 
+std::optional<dnnl::memory> WeightCache::find_dropped(const void* tag, const dnnl::memory::desc& from,
+                                                      const dnnl::memory::desc& to) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_)
+    if (e.dropped == tag && e.from == from && e.to == to) return e.mem;
+  return std::nullopt;
+}
+
 Tensor WeightCache::restore_source(const void* tag, DataType dtype, const std::vector<int64_t>& dims) {
   std::lock_guard<std::mutex> lock(mu_);
   Tensor plain = Tensor::uninitialized(dtype, dims);
@@ -195,6 +203,7 @@ Tensor WeightCache::restore_source(const void* tag, DataType dtype, const std::v
     e.dropped = nullptr;
   }
   KILN_ASSERT(made, "a dropped weight has no packed copy to be read back from");
+  ++restored_;
   return plain;
 }
 

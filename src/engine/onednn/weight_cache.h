@@ -48,6 +48,10 @@ class WeightCache {
   // (get() no longer matches them) until restore_source. Refused (false, nothing changed) when an
   // entry uses t's own bytes or no packed entry covers them one to one (to be read back from).
   bool drop_source(const Tensor& t, const void* tag);
+  // The packed copy in layout `to`, read as `from`, of the plain tensor dropped under `tag`, when
+  // there is one: a new plan finds it without the plain bytes brought back.
+  std::optional<dnnl::memory> find_dropped(const void* tag, const dnnl::memory::desc& from,
+                                           const dnnl::memory::desc& to) const;
   // The plain tensor dropped under `tag` made again (dtype, dims: its own), reordered back from a
   // packed copy; its entries are keyed by the new tensor, as if it had been packed.
   Tensor restore_source(const void* tag, DataType dtype, const std::vector<int64_t>& dims);
@@ -74,6 +78,7 @@ class WeightCache {
   std::vector<Packed> packed() const;
   int preloaded_taken() const { return taken_; }   // preloaded entries get() used
   int reordered() const { return reordered_; }     // reorders get() ran
+  int restored() const { return restored_; }       // sources restore_source made again
 
  private:
   struct Entry {
@@ -111,7 +116,7 @@ class WeightCache {
   std::vector<Pending> pending_;
   std::vector<std::shared_ptr<void>> owners_;
   size_t bytes_ = 0;
-  int taken_ = 0, reordered_ = 0;
+  int taken_ = 0, reordered_ = 0, restored_ = 0;
 };
 
 }  // namespace kiln::engine
