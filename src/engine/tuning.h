@@ -48,9 +48,10 @@ class ChoiceStore {
   std::string to_json() const;
   static std::shared_ptr<ChoiceStore> parse(const std::string& json_text);
 
-  // The store of this machine as oneDNN runs now (machine_identity), read from its file on first use (empty where there is none, or
-  // it cannot be read); `save` writes the decisions of this process into the file (a read-only
-  // or missing cache folder is not an error: the decisions then last for this process).
+  // The store of this machine as oneDNN runs now (machine_identity), read from its file on first
+  // use (empty where there is none, or it cannot be read); `save` writes the decisions of this
+  // process into the file (a read-only or missing cache folder is not an error: the decisions
+  // then last for this process).
   static ChoiceStore& machine();
   void save() const;
   // The file the machine's store reads and writes; nullopt when neither XDG_CACHE_HOME nor HOME

@@ -76,7 +76,9 @@ class Inferrer {
 
  private:
   const Tensor* constant_of(const Value* v) const {
-    if (v->is_constant() && !v->is_graph_input) return &v->data;
+    // (An initializer whose bytes the fast engine let go of, engine/plain_weights.h, is known by
+    // its type only: nothing reading it is evaluated here; the engine brings them back if needed.)
+    if (v->is_constant() && !v->is_graph_input) return v->data.raw() || v->data.numel() == 0 ? &v->data : nullptr;
     auto it = folded_.find(v);
     return it == folded_.end() ? nullptr : &it->second;
   }
