@@ -66,7 +66,7 @@ void Lowering::lower(PlainWeights* plain_weights) {
     plan_.output_slots.push_back(plain(v));
   }
   plan_.choices = tuner_.made();
-  if (tuner_.measured_any()) ChoiceStore::machine().save();
+  tuner_.save();
 }
 
 void Lowering::group_nodes() {

@@ -182,7 +182,8 @@ std::string Tuner::choose(const std::string& key, const std::vector<Candidate>& 
   if (given_)
     if (auto c = given_->find(key); c && known(c->pick)) return decide(*c, PlanChoice::Source::kGiven);
   if (mode_ == TuneMode::kOff) return candidates[0].name;
-  ChoiceStore& machine = ChoiceStore::machine();
+  if (!machine_) machine_ = &ChoiceStore::machine();
+  ChoiceStore& machine = *machine_;
   if (mode_ == TuneMode::kOn)
     if (auto c = machine.find(key); c && known(c->pick)) return decide(*c, PlanChoice::Source::kMachine);
   if (budget_left_ms_ <= 0) return decide({candidates[0].name, {}}, PlanChoice::Source::kPreference);
@@ -201,6 +202,10 @@ std::string Tuner::choose(const std::string& key, const std::vector<Candidate>& 
   measured_any_ = true;
   machine.put(key, c);
   return decide(std::move(c), PlanChoice::Source::kMeasured);
+}
+
+void Tuner::save() const {
+  if (measured_any_) machine_->save();
 }
 
 double best_micros(const std::function<void()>& run, int runs, double max_ms) {

@@ -97,6 +97,8 @@ class Tuner {
   std::string choose(const std::string& key, const std::vector<Candidate>& candidates);
   const std::vector<PlanChoice>& made() const { return made_; }
   bool measured_any() const { return measured_any_; }
+  // After the plan: what it measured into the machine's cache, written to its file.
+  void save() const;
 
   static constexpr double kMargin = 0.05;
 
@@ -105,6 +107,7 @@ class Tuner {
   double budget_left_ms_;
   std::shared_ptr<const ChoiceStore> given_;
   std::vector<PlanChoice> made_;
+  ChoiceStore* machine_ = nullptr;  // the machine's store, once a choice reads it
   bool measured_any_ = false;
 };
 

@@ -160,12 +160,6 @@ std::map<std::string, std::string> first_cpuinfo_block() {
 
 }  // namespace
 
-std::string cpu_model_name() {
-  const auto f = first_cpuinfo_block();
-  const auto it = f.find("model name");
-  return it == f.end() || it->second.empty() ? "unknown" : it->second;
-}
-
 std::string cpu_identity() {
   static const std::string identity = [] {
     const auto f = first_cpuinfo_block();

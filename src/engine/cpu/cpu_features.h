@@ -27,10 +27,9 @@ struct CpuFeatures {
 // Detected on the first call (cpuid + xgetbv on x86, the auxiliary vector on aarch64), then cached.
 const CpuFeatures& cpu_features();
 
-// The CPU's model name as /proc/cpuinfo gives it ("unknown" where it gives none).
-std::string cpu_model_name();
-// The model name with what tells CPUs of one name apart (virtual machines call Ice Lake and
-// Sapphire Rapids Xeons alike): x86's family, model and stepping, aarch64's implementer and part.
+// The CPU's model name as /proc/cpuinfo gives it ("unknown" where it gives none), with what tells
+// CPUs of one name apart (virtual machines call Ice Lake and Sapphire Rapids Xeons alike): x86's
+// family, model and stepping, aarch64's implementer and part.
 std::string cpu_identity();
 
 // Instruction sets the kernels are built for: x86's narrowest first, then aarch64's NEON. Only

@@ -3,7 +3,6 @@
 // as post-ops. The source and destination take the layout the primitive prefers (channels-last
 // or blocked); weights are reordered once.
 
-#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -76,10 +75,8 @@ std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg, con
     const dnnl::convolution_forward::primitive_desc pd(d, dnnl_engine());
     if (!is_optimized(pd.impl_info_str())) return nullptr;
     auto buffers = std::make_shared<std::vector<dnnl::memory>>();
-    for (const auto& md : {pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), made}) {
-      buffers->emplace_back(md, dnnl_engine());
-      if (md.get_size()) std::memset(buffers->back().get_data_handle(), 0, md.get_size());
-    }
+    for (const auto& md : {pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), made})
+      buffers->push_back(zeroed_memory(md));
     auto prim = std::make_shared<dnnl::convolution_forward>(pd);
     std::shared_ptr<dnnl::reorder> reorder;
     if (!same_layout(made, pd.src_desc())) reorder = std::make_shared<dnnl::reorder>((*buffers)[4], (*buffers)[0]);

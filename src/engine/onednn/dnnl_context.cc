@@ -1,5 +1,7 @@
 #include "engine/onednn/dnnl_context.h"
 
+#include <cstring>
+
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -93,6 +95,12 @@ std::string onednn_version() {
 
 bool is_optimized(std::string_view impl) {
   return impl.rfind("brg", 0) == 0 || impl.rfind("jit", 0) == 0;
+}
+
+dnnl::memory zeroed_memory(const dnnl::memory::desc& md) {
+  dnnl::memory m(md, dnnl_engine());
+  if (md.get_size()) std::memset(m.get_data_handle(), 0, md.get_size());
+  return m;
 }
 
 dnnl::memory unbound_memory(const dnnl::memory::desc& md) {

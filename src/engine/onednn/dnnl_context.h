@@ -34,6 +34,9 @@ bool same_layout(const dnnl::memory::desc& a, const dnnl::memory::desc& b);
 // elementwise op may treat it as a flat array.
 bool is_dense(const dnnl::memory::desc& md);
 
+// A memory object for md with a zeroed buffer of its own (scratch operands of a timed run).
+dnnl::memory zeroed_memory(const dnnl::memory::desc& md);
+
 // A memory object for md with no buffer yet (set_data_handle gives it one at run time).
 dnnl::memory unbound_memory(const dnnl::memory::desc& md);
 

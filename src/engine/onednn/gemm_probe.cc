@@ -1,6 +1,8 @@
 #include "engine/onednn/gemm_probe.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <vector>
 
 #include "engine/cpu/int16_gemm.h"
@@ -8,7 +10,7 @@
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/int8_support.h"
 #include "engine/threads.h"
-#include "runtime/observer.h"
+#include "engine/tuning.h"
 
 namespace kiln::engine {
 
@@ -30,17 +32,10 @@ Types types_of(GemmPrecision p) {
   return {dt::f32, dt::f32, dt::f32};
 }
 
-// Multiply-adds x 2 per second of f(), best of 8 rounds after one.
-template <class F>
-double best_rate(double flops, F&& f) {
-  f();  // the first run pays for the JIT and the caches
-  double best = 1e30;
-  for (int round = 0; round < 8; ++round) {
-    const int64_t start = steady_now_ns();
-    f();
-    best = std::min(best, static_cast<double>(steady_now_ns() - start) / 1e9);
-  }
-  return flops / best;
+// Multiply-adds x 2 per second of f(), best of 8 rounds after one (the first pays for the JIT and
+// the caches).
+double best_rate(double flops, const std::function<void()>& f) {
+  return flops / (best_micros(f, 8, std::numeric_limits<double>::infinity()) * 1e-6);
 }
 
 // kiln's int16 kernel, what int8 matmuls run on without an int8 dot product (int16_gemm.h).

@@ -3,8 +3,6 @@
 // form on the 8-bit values ("onednn.quant_pool").
 #include "engine/onednn/pool.h"
 
-#include <cstring>
-
 #include "engine/lowering.h"
 #include "engine/onednn/dnnl_context.h"
 #include "engine/onednn/dnnl_step.h"
@@ -185,10 +183,7 @@ std::function<void()> timed_onednn_pool(const Node& n, const GraphFacts& f, cons
     const auto pd = pool_pd(*geo, dt::f32, made);
     if (!is_optimized(pd.impl_info_str()) || pd.src_desc() != made) return nullptr;
     auto buffers = std::make_shared<std::vector<dnnl::memory>>();
-    for (const auto& md : {pd.src_desc(), pd.dst_desc(), pd.scratchpad_desc()}) {
-      buffers->emplace_back(md, dnnl_engine());
-      if (md.get_size()) std::memset(buffers->back().get_data_handle(), 0, md.get_size());
-    }
+    for (const auto& md : {pd.src_desc(), pd.dst_desc(), pd.scratchpad_desc()}) buffers->push_back(zeroed_memory(md));
     auto prim = std::make_shared<dnnl::pooling_v2_forward>(pd);
     return [prim, buffers] {
       auto& b = *buffers;
