@@ -109,7 +109,8 @@ int bench_stream(engine::ModelRunner& runner, const StreamOptions& o,
     if (planned_engine)
       j["plans"] = {{"made", made}, {"reused", reused}, {"evicted", after.evicted - before.evicted},
                   {"kept", after.kept}, {"planning_ms", planning_ms}, {"facts_ms", facts_ms},
-                  {"lowering_ms", lowering_ms}, {"memory_ms", memory_ms}};
+                  {"lowering_ms", lowering_ms}, {"memory_ms", memory_ms},
+                  {"run_memory_bytes", after.run_memory_bytes}};
     j["new_plan_runs"] = summary_json(planned);
     j["reused_plan_runs"] = summary_json(reusing);
     nlohmann::json stream = nlohmann::json::array();
@@ -127,9 +128,9 @@ int bench_stream(engine::ModelRunner& runner, const StreamOptions& o,
   if (planned_engine)
     std::cout << fmt::format(
         "  plans             {} made, {} reused, {} evicted ({} kept); {:.1f} ms making them "
-        "(facts {:.1f}, lowering {:.1f}, memory {:.1f})\n",
+        "(facts {:.1f}, lowering {:.1f}, memory {:.1f}); all run in {:.1f} MB\n",
         made, reused, after.evicted - before.evicted, after.kept, planning_ms, facts_ms,
-        lowering_ms, memory_ms);
+        lowering_ms, memory_ms, after.run_memory_bytes / 1e6);
   if (checked)
     std::cout << fmt::format("  checked           the outputs of the first {} runs agree with the "
                              "reference engine's\n", checked);

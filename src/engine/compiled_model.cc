@@ -133,6 +133,7 @@ PlanCacheStats CompiledModel::plan_stats() const {
   PlanCacheStats s = stats_;
   s.evicted = plans_.evicted();
   s.kept = plans_.size();
+  s.run_memory_bytes = memory_.bytes();
   return s;
 }
 
@@ -141,7 +142,10 @@ std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunOb
   AllocationCapScope cap(opts_.allocation_cap);  // the plan, the arena and reference kernels
   check_feeds(inputs_, feeds);
   apply_threads(opts_.threads);
-  return plan_for(signature_of(feeds)).run(feeds, observer);
+  Plan& plan = plan_for(signature_of(feeds));
+  // A plan outgrowing the run memory: no plan keeps viewing the old bytes once they are replaced.
+  if (plan.run_bytes() > memory_.bytes()) plans_.for_each([](Plan& p) { p.unbind(); });
+  return plan.run(feeds, observer, memory_);
 }
 
 std::string CompiledModel::describe(const std::vector<std::vector<int64_t>>& input_dims) {
@@ -168,6 +172,7 @@ PlanSummary CompiledModel::summary(const std::vector<std::vector<int64_t>>& inpu
   s.steps = static_cast<int>(plan.steps.size());
   for (const auto& st : plan.steps) ++s.kernels[std::string(st->kernel)];
   s.arena_bytes = plan.arena_bytes();
+  s.run_bytes = plan.run_bytes();
   s.weight_bytes = weights_->bytes();
   s.released_bytes = plain_ ? plain_->released_bytes() : 0;
   s.listing = plan.describe();

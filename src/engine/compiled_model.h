@@ -20,6 +20,7 @@
 
 #include "engine/engine_options.h"
 #include "engine/plan_cache.h"
+#include "engine/run_memory.h"
 #include "engine/tuning.h"
 #include "ir/graph.h"
 #include "ir/rt_value.h"
@@ -36,6 +37,7 @@ struct PlanSummary {
   int steps = 0;
   std::map<std::string, int> kernels;  // implementation name -> steps
   size_t arena_bytes = 0;              // activations
+  size_t run_bytes = 0;                // activations and the steps' scratchpad (RunMemory)
   size_t weight_bytes = 0;             // constants reordered for oneDNN (all plans)
   size_t released_bytes = 0;           // plain initializers let go of once packed
   std::string listing;                 // one line per step (Plan::describe)
@@ -103,6 +105,7 @@ class CompiledModel {
   std::unique_ptr<WeightCache> weights_;
   std::unique_ptr<PlainWeights> plain_;  // null: every initializer keeps its bytes
   LruCache<Signature, Plan> plans_;
+  RunMemory memory_;  // the buffer every plan runs in, one run at a time
   PlanCacheStats stats_;
   ChoiceStore choices_;
   std::mutex mu_;

@@ -160,6 +160,23 @@ TEST(CompiledModel, ArenaReusesBuffersByLifetime) {
   EXPECT_LE(s.arena_bytes, 3 * one);  // 9 activations (input layout included) in 2-3 buffers
 }
 
+// Every plan runs in the model's one buffer: a larger plan replaces it (the plans bound to the old
+// one view the new one on their next run), a smaller plan takes it as it is.
+TEST(CompiledModel, PlansShareOneRunMemory) {
+  const auto make = [] { return conv_chain(3, {Dim::symbol("batch"), 16, 8, 8}); };
+  CompiledModel m(make());
+  Session ref(make());
+  size_t largest = 0;
+  for (int64_t batch : {1, 4, 1, 2, 4}) {
+    const auto in = std::vector<RtValue>{RtValue::of(random_tensor({batch, 16, 8, 8}, batch))};
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-3, 1e-3});
+    EXPECT_TRUE(c.equal) << "batch " << batch << ": " << c.reason;
+    largest = std::max(largest, m.summary({{batch, 16, 8, 8}}).run_bytes);
+  }
+  EXPECT_EQ(m.plans(), 3);
+  EXPECT_EQ(m.plan_stats().run_memory_bytes, largest);  // not the three plans' sum
+}
+
 TEST(CompiledModel, ResultsAreTheCallersOwn) {
   CompiledModel m(conv_chain(2, {1, 16, 8, 8}));
   const auto first = m.run({RtValue::of(random_tensor({1, 16, 8, 8}, 1))});

@@ -1,8 +1,6 @@
 #include "engine/plan.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include "engine/memory_plan.h"
 #include "engine/threads.h"
@@ -26,49 +24,42 @@ int Plan::add_slot(SlotInfo s) {
   return static_cast<int>(slots.size()) - 1;
 }
 
-namespace {
-
-std::shared_ptr<void> aligned_buffer(size_t bytes) {
-  const size_t n = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  KILN_CHECK(static_cast<int64_t>(n) <= allocation_cap(), ErrorKind::kRuntime,
-             "the engine's buffers need {} bytes, above the allocation cap of {}", n,
-             allocation_cap());
-  void* p = std::aligned_alloc(64, n);
-  KILN_CHECK(p, ErrorKind::kRuntime, "out of memory allocating {} bytes", n);
-  std::memset(p, 0, n);
-  return std::shared_ptr<void>(p, std::free);
-}
-
-}  // namespace
-
 void Plan::finalize() {
   MemoryPlan mp = plan_memory(slots, steps, output_slots);
   arena_bytes_ = mp.arena_bytes;
-  arena_ = aligned_buffer(arena_bytes_);
+  scratch_offset_ = (arena_bytes_ + 63) / 64 * 64;
+  offset_ = std::move(mp.offset);
   release_after_ = std::move(mp.release_after);
   fresh_before_ = std::move(mp.fresh_before);
   placed_ = std::move(mp.placed);
   state_.slots.assign(slots.size(), RtValue{});
-  for (size_t s = 0; s < slots.size(); ++s) {
-    const SlotInfo& info = slots[s];
-    if (info.source == SlotInfo::Source::kConstant) {
-      state_.slots[s] = info.constant;
-    } else if (mp.offset[s] >= 0) {
-      char* p = static_cast<char*>(arena_.get()) + mp.offset[s];
-      state_.slots[s] = RtValue::of(Tensor::view(info.dtype, *info.dims, arena_, p));
-    }
-  }
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].source == SlotInfo::Source::kConstant) state_.slots[s] = slots[s].constant;
   std::vector<bool> fresh(slots.size(), false);
   for (const auto& list : fresh_before_)
     for (int s : list) fresh[s] = true;
   for (const auto& st : steps)
     for (const StepOutput& o : st->outputs)
-      KILN_ASSERT(o.memory != OutputMemory::kPlanned || mp.offset[o.slot] >= 0 || fresh[o.slot],
+      KILN_ASSERT(o.memory != OutputMemory::kPlanned || offset_[o.slot] >= 0 || fresh[o.slot],
                   "a planned output without a buffer");
-  if (scratchpad->bytes) {
-    scratch_owner_ = aligned_buffer(scratchpad->bytes);
-    scratchpad->data = scratch_owner_.get();
-  }
+}
+
+void Plan::bind(const std::shared_ptr<void>& buffer) {
+  if (arena_ == buffer) return;
+  arena_ = buffer;
+  char* base = static_cast<char*>(arena_.get());
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].source != SlotInfo::Source::kConstant && offset_[s] >= 0)
+      state_.slots[s] = RtValue::of(Tensor::view(slots[s].dtype, *slots[s].dims, arena_, base + offset_[s]));
+  scratchpad->data = scratchpad->bytes ? base + scratch_offset_ : nullptr;
+}
+
+void Plan::unbind() {
+  if (!arena_) return;
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].source != SlotInfo::Source::kConstant && offset_[s] >= 0) state_.slots[s] = RtValue{};
+  scratchpad->data = nullptr;
+  arena_.reset();
 }
 
 std::string Plan::describe() const {
@@ -153,7 +144,8 @@ void Plan::run_step(size_t i, RunObserver* observer) {
   }
 }
 
-std::vector<RtValue> Plan::run(const std::vector<RtValue>& feeds, RunObserver* observer) {
+std::vector<RtValue> Plan::run(const std::vector<RtValue>& feeds, RunObserver* observer, RunMemory& memory) {
+  bind(memory.at_least(run_bytes()));
   state_.observer = observer;
   for (size_t i = 0; i < input_slots.size() && i < feeds.size(); ++i)
     if (input_slots[i] >= 0) state_.slots[input_slots[i]] = feeds[i];

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/run_memory.h"
 #include "engine/step.h"
 #include "engine/tuning.h"
 
@@ -47,25 +48,32 @@ class Plan {
   std::vector<PlanChoice> choices;  // the implementation choices its lowering decided (tuning.h)
 
   int add_slot(SlotInfo s);
-  // Places the planned buffers (one arena, reused by lifetime) and presets constants; call once
-  // after the last step is added.
+  // Places the planned buffers (one arena, reused by lifetime; its bytes come from the RunMemory
+  // each run is given) and presets constants; call once after the last step is added.
   void finalize();
   size_t arena_bytes() const { return arena_bytes_; }
+  // The bytes a run takes of its RunMemory: the arena, then the steps' scratchpad.
+  size_t run_bytes() const { return scratch_offset_ + scratchpad->bytes; }
+  // Lets go of the buffer the last run was bound to (another plan's run replaced it).
+  void unbind();
   // One line per step: kernel, node, the slots read (marked "in place" when their producer wrote
   // them inside this step's output) and written, with their layouts; then a line per
   // implementation choice: the candidates' times and where the decision came from.
   std::string describe() const;
 
-  std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer);
+  std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer, RunMemory& memory);
 
  private:
+  // The arena's slots viewed in `buffer` (again only when it is another buffer than the last).
+  void bind(const std::shared_ptr<void>& buffer);
   void run_step(size_t i, RunObserver* observer);
   bool in_arena(const Tensor& t) const;
 
   RunState state_;
-  std::shared_ptr<void> arena_;
+  std::shared_ptr<void> arena_;  // the buffer the arena slots view now (null: not bound)
   size_t arena_bytes_ = 0;
-  std::shared_ptr<void> scratch_owner_;
+  size_t scratch_offset_ = 0;    // where the scratchpad starts in it
+  std::vector<int64_t> offset_;  // per slot: its byte offset in the arena, -1: none
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step reads
   std::vector<std::vector<int>> fresh_before_;   // per step: outputs made in tensors of their own
   std::vector<std::vector<int>> placed_;         // per step: inputs written inside its output

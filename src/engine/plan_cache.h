@@ -21,6 +21,7 @@ struct PlanCacheStats {
   double lowering_ms = 0; //   grouping and steps: oneDNN primitives made, weights reordered
   double memory_ms = 0;   //   the memory plan and the arena (Plan::finalize)
   size_t kept = 0;        // plans held now
+  size_t run_memory_bytes = 0;  // the one buffer every plan runs in (the largest plan's needs)
 };
 
 template <class Key, class Value>
@@ -45,6 +46,10 @@ class LruCache {
     order_.emplace_front(k, std::move(v));
     index_[k] = order_.begin();
     return *order_.front().second;
+  }
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& [k, v] : order_) f(*v);
   }
   size_t size() const { return order_.size(); }
   size_t capacity() const { return capacity_; }
