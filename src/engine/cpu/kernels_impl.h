@@ -266,19 +266,21 @@ struct KahanSum {
 
 // The total of two compensated sums: every lane's sum less its carry, added in double, so the
 // horizontal reduction adds no rounding of its own (with 4 lanes, as NEON's, a row of 15 was
-// 4 ulp off when the lanes were added in float).
+// 4 ulp off when the lanes were added in float). The lanes are added pairwise, a tree of log2(W)
+// levels: one chain of 2W dependent adds cost as much as the rest of a 128-long row
+// (BERT's attention rows).
 inline float total(const KahanSum& a, const KahanSum& b) {
   alignas(64) float lanes[4][W];
   a.sum.store(lanes[0]);
   a.carry.store(lanes[1]);
   b.sum.store(lanes[2]);
   b.carry.store(lanes[3]);
-  double t = 0.0;
-  for (int l = 0; l < W; ++l) {
-    t += static_cast<double>(lanes[0][l]) - lanes[1][l];
-    t += static_cast<double>(lanes[2][l]) - lanes[3][l];
-  }
-  return static_cast<float>(t);
+  double t[W];
+  for (int l = 0; l < W; ++l)
+    t[l] = (static_cast<double>(lanes[0][l]) - lanes[1][l]) + (static_cast<double>(lanes[2][l]) - lanes[3][l]);
+  for (int half = W / 2; half > 0; half /= 2)
+    for (int l = 0; l < half; ++l) t[l] += t[l + half];
+  return static_cast<float>(t[0]);
 }
 
 // The sum of e^(x[i] - mx); with y, also y[i] = e^(x[i] - mx) (0 below FLT_MIN: exp_or_zero).
