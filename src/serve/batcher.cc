@@ -162,25 +162,30 @@ bool ModelBatcher::fits(const Pending& a, const Pending& b) const {
   return true;
 }
 
-size_t ModelBatcher::batch_prefix(int64_t* rows) const {
+size_t ModelBatcher::fitting_prefix(int64_t* rows) const {
   *rows = queue_.front()->rows;
   if (!batches()) return 1;
-  size_t n = 1, preferred_n = 0;
-  int64_t preferred_rows = 0;
-  auto is_preferred = [&](int64_t r) {
-    return std::binary_search(opts_.preferred.begin(), opts_.preferred.end(), static_cast<int>(r));
-  };
-  if (is_preferred(*rows)) preferred_n = 1, preferred_rows = *rows;
-  while (n < queue_.size() && fits(*queue_.front(), *queue_[n]) && *rows + queue_[n]->rows <= opts_.max_batch) {
-    *rows += queue_[n]->rows;
-    ++n;
-    if (is_preferred(*rows)) preferred_n = n, preferred_rows = *rows;
-  }
-  if (preferred_n && preferred_n < n) {
-    *rows = preferred_rows;
-    return preferred_n;
-  }
+  size_t n = 1;
+  while (n < queue_.size() && fits(*queue_.front(), *queue_[n]) && *rows + queue_[n]->rows <= opts_.max_batch)
+    *rows += queue_[n++]->rows;
   return n;
+}
+
+size_t ModelBatcher::batch_prefix(int64_t* rows) const {
+  const size_t n = fitting_prefix(rows);
+  if (opts_.preferred.empty()) return n;
+  // The longest prefix of those whose rows are a preferred size.
+  int64_t sum = 0;
+  size_t cut = 0;
+  int64_t cut_rows = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sum += queue_[i]->rows;
+    if (std::binary_search(opts_.preferred.begin(), opts_.preferred.end(), static_cast<int>(sum)))
+      cut = i + 1, cut_rows = sum;
+  }
+  if (cut == 0) return n;
+  *rows = cut_rows;
+  return cut;
 }
 
 void ModelBatcher::loop() {
@@ -194,9 +199,11 @@ void ModelBatcher::loop() {
       const auto deadline = queue_.front()->arrived + std::chrono::microseconds(opts_.delay_us);
       const int64_t full = opts_.preferred.empty() ? opts_.max_batch
                                                    : std::min<int64_t>(opts_.preferred.back(), opts_.max_batch);
+      // (The wait looks at every request that fits, not at a preferred cut of them: 3 queued
+      // with preferred sizes 2, 4 and 8 wait for more rather than run 2.)
       for (;;) {
         int64_t rows = 0;
-        const size_t n = batch_prefix(&rows);
+        const size_t n = fitting_prefix(&rows);
         const bool blocked = n < queue_.size();  // the next one does not fit this batch
         if (stop_ || rows >= full || blocked || Clock::now() >= deadline) break;
         cv_.wait_until(lock, deadline);

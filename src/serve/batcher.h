@@ -82,8 +82,11 @@ class ModelBatcher {
   // Makes the engine's plan for each preferred size now, when every input's other dims are known.
   void prepare_plans();
   void loop();
-  // How many of the queue's first requests join the first one's batch (`rows` their elements):
-  // a prefix of fitting requests within max_batch, cut at the largest preferred size it reaches.
+  // How many of the queue's first requests fit the first one's batch within max_batch (`rows`
+  // their rows): what waiting can still add to.
+  size_t fitting_prefix(int64_t* rows) const;
+  // How many of them join the batch that runs now: the fitting prefix, cut at the largest
+  // preferred size it reaches.
   size_t batch_prefix(int64_t* rows) const;
   bool fits(const Pending& a, const Pending& b) const;
   void execute(std::vector<std::unique_ptr<Pending>> batch);

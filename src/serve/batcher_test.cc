@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "onnx/text_format.h"
 #include "ops/check.h"
@@ -46,6 +48,24 @@ TEST(ServeBatcher, CutsAtThePreferredSizesWithTheirPlansMadeAtLoad) {
   EXPECT_EQ(sizes, (std::vector<int>{4, 4, 4, 4, 2, 2, 1}));
   EXPECT_EQ(b.plans(), 4);
   EXPECT_EQ(b.batched_runs(), 2);
+}
+
+// The batcher looks at the queue while requests still arrive: three queued (a preferred size, 2,
+// inside them) must not run as 2 while a batch of 4 or 8 can still fill up (a loaded machine's
+// make test ran {2, 2, 4, 4, 4, 4, 1} here when the wait stopped at the preferred cut).
+TEST(ServeBatcher, WaitsForMoreWhileAPreferredCutIsNotTheFullBatch) {
+  ModelBatcher b(relu_rows(), {.max_batch = 8, .delay_us = 300'000, .preferred = {2, 4, 8}}, nullptr, {});
+  std::vector<std::future<BatchResult>> done;
+  for (int i = 0; i < 3; ++i) done.push_back(b.submit({row(static_cast<float>(i))}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the batcher sees the three
+  for (int i = 3; i < 7; ++i) done.push_back(b.submit({row(static_cast<float>(i))}));
+  std::vector<int> sizes;
+  for (auto& f : done) {
+    BatchResult r = f.get();
+    ASSERT_FALSE(r.error);
+    sizes.push_back(r.batch_size);
+  }
+  EXPECT_EQ(sizes, (std::vector<int>{4, 4, 4, 4, 2, 2, 1}));
 }
 
 TEST(ServeBatcher, JoinsAndSplitsStringTensors) {
