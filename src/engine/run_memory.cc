@@ -27,6 +27,7 @@ std::shared_ptr<void> zeroed_buffer(size_t bytes) {
 const std::shared_ptr<void>& RunMemory::at_least(size_t bytes) {
   if (!buffer_ || bytes > bytes_) {
     buffer_.reset();  // the old bytes go before the new are taken (unless a plan still views them)
+    bytes_ = 0;       // (what it holds, should the allocation below fail)
     buffer_ = zeroed_buffer(bytes);
     bytes_ = bytes;
   }
