@@ -1,4 +1,4 @@
-// The memory a model's plans run in, one plan at a time (the CompiledModel runs them under its lock).
+// One buffer for all of a model's plans (their runs are serial, under the CompiledModel's lock).
 #pragma once
 
 #include <cstddef>
