@@ -3,6 +3,7 @@
 #include "engine/kernel_table.h"
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
+#include "support/checked_math.h"
 #include "support/error.h"
 
 namespace kiln::engine {
@@ -50,10 +51,10 @@ bool match_view(const Node& n, const MatchContext& ctx, Group& g) {
   const auto* in = ctx.facts.dims(n.inputs[0]);
   const auto* out = ctx.facts.dims(n.outputs[0]);
   if (!in || !out || n.inputs[0]->type.kind != TypeInfo::Kind::kTensor) return false;
-  int64_t a = 1, b = 1;
-  for (int64_t d : *in) a *= d;
-  for (int64_t d : *out) b *= d;
-  return a == b && ctx.facts.dtype(n.inputs[0]) != DataType::kString;
+  // (Checked: a hostile file's dims may overflow; such a node goes to the reference kernel, which
+  // refuses it with the error its op gives.)
+  const auto a = checked_product(*in), b = checked_product(*out);
+  return a && b && *a == *b && ctx.facts.dtype(n.inputs[0]) != DataType::kString;
 }
 
 bool build_view(Group& g, Lowering& lw) {
