@@ -50,17 +50,12 @@ void Plan::bind(const std::shared_ptr<void>& buffer) {
   char* base = static_cast<char*>(arena_.get());
   for (size_t s = 0; s < slots.size(); ++s)
     if (slots[s].source != SlotInfo::Source::kConstant && offset_[s] >= 0)
-      state_.slots[s] = RtValue::of(Tensor::view(slots[s].dtype, *slots[s].dims, arena_, base + offset_[s]));
-  scratchpad->data = scratchpad->bytes ? base + scratch_offset_ : nullptr;
+      state_.slots[s] = base ? RtValue::of(Tensor::view(slots[s].dtype, *slots[s].dims, arena_, base + offset_[s]))
+                             : RtValue{};
+  scratchpad->data = base && scratchpad->bytes ? base + scratch_offset_ : nullptr;
 }
 
-void Plan::unbind() {
-  if (!arena_) return;
-  for (size_t s = 0; s < slots.size(); ++s)
-    if (slots[s].source != SlotInfo::Source::kConstant && offset_[s] >= 0) state_.slots[s] = RtValue{};
-  scratchpad->data = nullptr;
-  arena_.reset();
-}
+void Plan::unbind() { bind(nullptr); }
 
 std::string Plan::describe() const {
   auto slot = [&](int s) {

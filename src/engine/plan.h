@@ -64,7 +64,8 @@ class Plan {
   std::vector<RtValue> run(const std::vector<RtValue>& feeds, RunObserver* observer, RunMemory& memory);
 
  private:
-  // The arena's slots viewed in `buffer` (again only when it is another buffer than the last).
+  // The arena's slots viewed in `buffer` (again only when it is another buffer than the last;
+  // null: none).
   void bind(const std::shared_ptr<void>& buffer);
   void run_step(size_t i, RunObserver* observer);
   bool in_arena(const Tensor& t) const;
