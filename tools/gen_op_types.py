@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Writes kiln's tables of ONNX op signatures (src/spec, the protobuf-free layer): op_types_table.cc,
-the type constraints of every ONNX op version that libonnx 1.12 does not know, read from the ONNX
-spec's change logs; and, with --libonnx, op_types_libonnx.cc, the versions libonnx 1.12 knows, read
-from its schema registry through Debian's python3-onnx (the same libonnx 1.12 build), so that
-kiln's runtime judges types without linking libonnx (ctest OpTypesLibonnx.* holds the table to the
-registry).
+the formals, type constraints and attributes of every ONNX op version that libonnx 1.12 does not
+know, read from the ONNX spec's change logs; and, with --libonnx, op_types_libonnx.cc, the versions
+libonnx 1.12 knows, read from its schema registry through Debian's python3-onnx (the same libonnx
+1.12 build), so that kiln judges a model's nodes without building libonnx's registry (about 3 MB
+of heap and milliseconds of every load; ctest OpTypesLibonnx.* holds the table to the registry).
 
 Usage:
   git -C ONNX_REPO show COMMIT:docs/Changelog.md > Changelog.md
@@ -14,8 +14,9 @@ Usage:
   /usr/bin/python3 tools/gen_op_types.py --libonnx > src/spec/op_types_libonnx.cc
 
 The change logs document every version of every op: its inputs and outputs ("<dt><tt>A</tt>
-(optional, non-differentiable) : T</dt>") and its type constraints ("<dt><tt>T</tt> : tensor(float),
-tensor(double)</dt>"). Versions libonnx 1.12 knows (ai.onnx <= 17, ai.onnx.ml <= 3,
+(optional, non-differentiable) : T</dt>"), its type constraints ("<dt><tt>T</tt> : tensor(float),
+tensor(double)</dt>") and its attributes ("<dt><tt>axis</tt> : int (default is 0)</dt>", "list of
+ints (required)"). Versions libonnx 1.12 knows (ai.onnx <= 17, ai.onnx.ml <= 3,
 ai.onnx.preview.training <= 1) are left out: kiln reads those from op_types_libonnx.cc, but for
 the few whose types the spec has corrected since (LIBONNX_ERRATA).
 
@@ -42,26 +43,45 @@ OP_HEADING = re.compile(r'^### <a name="[^"]+"></a>\*\*(.+)-(\d+)\*\*(.*)$')
 SUBSECTION = re.compile(r"^#### (\w[\w ]*?)(?: \(.*\))?$")
 # <dt><tt>NAME</tt> (QUALIFIERS) : TYPE</dt>; the qualifiers are optional.
 ENTRY = re.compile(r"^<dt><tt>([^<]+)</tt>(?: \(([^)]*)\))? : (.+)</dt>$")
+# <dt><tt>NAME</tt> : KIND (required)</dt>, or with "(default is ...)" after the kind.
+ATTRIBUTE = re.compile(r"^<dt><tt>([^<]+)</tt> : (list of \w+|\w+)( \(required\))?")
+# The change logs' attribute kinds in kiln's spelling (attr_kind_name: AttributeProto's types).
+ATTRIBUTE_KINDS = {"int": "int", "float": "float", "string": "string", "tensor": "tensor",
+                   "graph": "graph", "sparse_tensor": "sparse_tensor", "type_proto": "type_proto",
+                   "list of ints": "ints", "list of floats": "floats", "list of strings": "strings",
+                   "list of tensors": "tensors", "list of graphs": "graphs",
+                   "list of sparse_tensors": "sparse_tensors", "list of type_protos": "type_protos"}
+# Variadic formals that may take no value at all (min arity 0 in ONNX's C++ definitions, which
+# the change logs do not say): a Loop without loop-carried values, a SequenceMap without extra
+# inputs.
+VARIADIC_MAY_BE_EMPTY = {("", "Loop", "v_initial"), ("", "SequenceMap", "additional_inputs")}
 
 
 class OpVersion:
     def __init__(self, domain, name, since, deprecated):
         self.domain, self.name, self.since, self.deprecated = domain, name, since, deprecated
-        self.inputs, self.outputs, self.constraints = [], [], []
+        self.inputs, self.outputs, self.constraints, self.attributes = [], [], [], []
 
 
-def formal(name, qualifiers, type_str):
+def formal(name, qualifiers, type_str, may_be_empty=False):
     """NAME:TYPE with the arity as a suffix: ? optional, * variadic of one type, + variadic of
-    several types (Loop's V)."""
+    several types (Loop's V); *? or +? a variadic that may take no value."""
     q = {s.strip() for s in qualifiers.split(",")} if qualifiers else set()
     suffix = ""
     if "variadic" in q:
-        suffix = "+" if "heterogeneous" in q else "*"
+        suffix = ("+" if "heterogeneous" in q else "*") + ("?" if may_be_empty else "")
     elif "optional" in q:
         suffix = "?"
     if " " in name + type_str or ":" in type_str:
         sys.exit(f"unexpected formal parameter: {name} : {type_str}")
     return f"{name}:{type_str}{suffix}"
+
+
+def attribute(name, kind, required):
+    """NAME:KIND, suffix ! when required; KIND as kiln spells it (ints, float, graph, ...)."""
+    if " " in name or ":" in name:
+        sys.exit(f"unexpected attribute name: {name}")
+    return f"{name}:{kind}{'!' if required else ''}"
 
 
 def split_top_level(type_list):
@@ -99,12 +119,18 @@ def parse(path, newest):
         if m:
             section = m.group(1)
             continue
+        if section == "Attributes" and op is not None and line.startswith("<dt>"):
+            m = ATTRIBUTE.match(line)
+            if not m or m.group(2) not in ATTRIBUTE_KINDS:
+                sys.exit(f"unexpected attribute of {op.name}-{op.since}: {line}")
+            op.attributes.append(attribute(m.group(1), ATTRIBUTE_KINDS[m.group(2)], bool(m.group(3))))
+            continue
         m = ENTRY.match(line)
         if not m or op is None:
             continue
         name, qualifiers, type_str = m.groups()
         if section == "Inputs":
-            op.inputs.append(formal(name, qualifiers, type_str))
+            op.inputs.append(formal(name, qualifiers, type_str, (domain, op.name, name) in VARIADIC_MAY_BE_EMPTY))
         elif section == "Outputs":
             op.outputs.append(formal(name, qualifiers, type_str))
         elif section == "Type Constraints":
@@ -128,14 +154,20 @@ def from_libonnx():
     ops = []
     for s in onnx.defs.get_all_schemas_with_history():
         op = OpVersion(s.domain, s.name, s.since_version, s.deprecated)
-        for formals, out in ((s.inputs, op.inputs), (s.outputs, op.outputs)):
-            for f in formals:
+        for formals, out, min_count in ((s.inputs, op.inputs, s.min_input), (s.outputs, op.outputs, s.min_output)):
+            for i, f in enumerate(formals):
                 suffix = {opt.Single: "", opt.Optional: "?", opt.Variadic: "*" if f.isHomogeneous else "+"}[f.option]
                 if f.option != opt.Variadic and not f.isHomogeneous:
                     sys.exit(f"{s.name}-{s.since_version} {f.name}: a heterogeneous single formal")
+                # python3-onnx does not give a formal's min arity; the schema's min count says
+                # whether the variadic (the last formal) may take no value.
+                if f.option == opt.Variadic and min_count <= i:
+                    suffix += "?"
                 out.append(f"{f.name}:{f.typeStr.replace(' ', '')}{suffix}")
         for c in s.type_constraints:
             op.constraints.append(f"{c.type_param_str}: {' '.join(t.replace(' ', '') for t in c.allowed_type_strs)}")
+        for name, a in sorted(s.attributes.items()):
+            op.attributes.append(attribute(name, str(a.type).split(".")[-1].lower(), a.required))
         ops.append(op)
     return ops
 
@@ -161,7 +193,8 @@ def rows(ops):
         out.append(f'      {{"{op.domain}", "{op.name}", {op.since}, {"true" if op.deprecated else "false"},')
         out.append(" " * ind + c_string(" ".join(op.inputs), ind) + ",")
         out.append(" " * ind + c_string(" ".join(op.outputs), ind) + ",")
-        out.append(" " * ind + c_string("; ".join(op.constraints), ind) + "},")
+        out.append(" " * ind + c_string("; ".join(op.constraints), ind) + ",")
+        out.append(" " * ind + c_string(" ".join(sorted(op.attributes)), ind) + "},")
     return out
 
 
@@ -171,9 +204,9 @@ def write_libonnx(ops):
         "// Generated by tools/gen_op_types.py --libonnx from libonnx 1.12's schema registry (Debian's",
         "// python3-onnx 1.12.0). Do not edit; run the generator again.",
         "//",
-        "// The type constraints of every op version libonnx 1.12 knows (ai.onnx 1..17, ai.onnx.ml 1..3,",
-        "// ai.onnx.preview.training 1), in op_types_table.cc's row form: kiln judges types with these",
-        "// rows instead of linking libonnx's registry (op_types.h).",
+        "// The signatures of every op version libonnx 1.12 knows (ai.onnx 1..17, ai.onnx.ml 1..3,",
+        "// ai.onnx.preview.training 1), in op_types_table.cc's row form: kiln judges types, counts and",
+        "// attributes with these rows instead of building libonnx's registry (op_types.h).",
         '#include "spec/op_types_table.h"',
         "",
         "namespace kiln {",
@@ -218,9 +251,10 @@ def main():
         "// newer, ai.onnx.ml 4 and newer, ai.onnx.preview) and of those it has wrong (Erf-13,",
         "// GridSample-16): each row is domain, op, the version it appeared in, whether that version is",
         "// deprecated, its inputs and outputs (NAME:TYPE, TYPE a type parameter or a type; suffix ?",
-        "// optional, * variadic of one type, + variadic of several types) and its type parameters",
-        '// ("T: tensor(float) tensor(double); I: tensor(int64)"). Then the newest opset of each domain',
-        "// the spec describes.",
+        "// optional, * variadic of one type, + variadic of several types, *? or +? a variadic that may",
+        '// take no value), its type parameters ("T: tensor(float) tensor(double); I: tensor(int64)")',
+        '// and its attributes ("axis:int group:int kernel_shape:ints!", ! required). Then the newest',
+        "// opset of each domain the spec describes.",
         '#include "spec/op_types_table.h"',
         "",
         "namespace kiln {",

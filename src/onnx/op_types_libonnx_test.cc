@@ -1,6 +1,6 @@
 // The generated rows of libonnx 1.12's registry (src/spec/op_types_libonnx.cc) against the registry
-// itself: kiln's runtime judges types with the rows and links no libonnx, so they must say what the
-// registry says, version for version.
+// itself: kiln judges types, counts and attributes with the rows and builds no registry, so they
+// must say what the registry says, version for version.
 #include <gtest/gtest.h>
 #include <onnx/defs/schema.h>
 
@@ -30,7 +30,7 @@ std::string describe(const onnx::OpSchema& s, const onnx::OpSchema::FormalParame
 }
 
 std::string describe(const FormalTypes& f) {
-  std::string out = f.type_str + (f.optional ? "?" : "") + (f.variadic ? (f.homogeneous ? "*" : "+") : "") + ":";
+  std::string out = f.type_str + (f.optional && !f.variadic ? "?" : "") + (f.variadic ? (f.homogeneous ? "*" : "+") : "") + ":";
   for (const auto& t : f.types) out += " " + t;
   return out;
 }
@@ -57,6 +57,14 @@ TEST(OpTypesLibonnx, TheRowsSayWhatTheRegistrySays) {
       EXPECT_EQ(describe(t->inputs[i]), describe(s, s.inputs()[i])) << what << " input " << i;
     for (size_t i = 0; i < s.outputs().size(); ++i)
       EXPECT_EQ(describe(t->outputs[i]), describe(s, s.outputs()[i])) << what << " output " << i;
+    EXPECT_EQ(formal_counts(t->inputs), std::make_pair(s.min_input(), s.max_input())) << what;
+    EXPECT_EQ(formal_counts(t->outputs), std::make_pair(s.min_output(), s.max_output())) << what;
+    std::string theirs, ours;
+    for (const auto& [name, a] : s.attributes())
+      theirs += name + ":" + std::string(attr_kind_name(static_cast<AttrKind>(a.type))) + (a.required ? "! " : " ");
+    for (const AttributeSpec& a : t->attributes)
+      ours += a.name + ":" + std::string(attr_kind_name(a.kind)) + (a.required ? "! " : " ");
+    EXPECT_EQ(ours, theirs) << what;
     ++compared;
   }
   EXPECT_GT(compared, 400);  // libonnx 1.12 has 444 versions, a few deprecated

@@ -1,6 +1,7 @@
 #include "spec/op_types.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -47,18 +48,38 @@ std::vector<FormalTypes> parse_formals(std::string_view text, const TypeParams& 
   for (std::string_view entry : split(text, ' ')) {
     std::string_view type = entry.substr(entry.find(':') + 1);
     FormalTypes f;
+    f.optional = type.ends_with('?');
+    if (f.optional) type.remove_suffix(1);
     if (type.ends_with('*') || type.ends_with('+')) {
       f.variadic = true;
       f.homogeneous = type.back() == '*';
+      type.remove_suffix(1);
     }
-    f.optional = type.ends_with('?');
-    if (f.variadic || f.optional) type.remove_suffix(1);
     f.type_str = type;
     const auto p = params.find(type);
     f.types = p != params.end() ? p->second : std::vector<std::string>{f.type_str};
     formals.push_back(std::move(f));
   }
   return formals;
+}
+
+AttrKind attr_kind_named(std::string_view name) {
+  for (int k = 1; k <= static_cast<int>(AttrKind::kTypeProtos); ++k)
+    if (attr_kind_name(static_cast<AttrKind>(k)) == name) return static_cast<AttrKind>(k);
+  return AttrKind::kUndefined;
+}
+
+// "axis:int kernel_shape:ints! mode:string", sorted by name
+std::vector<AttributeSpec> parse_attributes(std::string_view text) {
+  std::vector<AttributeSpec> attrs;
+  for (std::string_view entry : split(text, ' ')) {
+    const size_t colon = entry.find(':');
+    std::string_view kind = entry.substr(colon + 1);
+    const bool required = kind.ends_with('!');
+    if (required) kind.remove_suffix(1);
+    attrs.push_back({std::string(entry.substr(0, colon)), attr_kind_named(kind), required});
+  }
+  return attrs;
 }
 
 // (domain, op) -> since -> signature; a deprecated version maps to null.
@@ -74,7 +95,8 @@ TableIndex index_rows(std::span<const OpTypesRow> rows, const char* source) {
     slot = std::make_unique<OpTypes>(OpTypes{.source = source,
                                              .since = row.since,
                                              .inputs = parse_formals(row.inputs, params),
-                                             .outputs = parse_formals(row.outputs, params)});
+                                             .outputs = parse_formals(row.outputs, params),
+                                             .attributes = parse_attributes(row.attributes)});
   }
   return idx;
 }
@@ -116,6 +138,16 @@ bool spec_knows(const std::string& domain, int opset) {
 }
 
 }  // namespace
+
+std::pair<int, int> formal_counts(const std::vector<FormalTypes>& formals) {
+  int lo = 0, hi = 0;
+  for (size_t i = 0; i < formals.size(); ++i) {
+    if (formals[i].variadic) return {hi + (formals[i].optional ? 0 : 1), std::numeric_limits<int>::max()};
+    ++hi;
+    if (!formals[i].optional) lo = hi;
+  }
+  return {lo, hi};
+}
 
 const OpTypes* find_op_types(const std::string& domain, const std::string& op_type, int opset) {
   if (!spec_knows(domain, opset)) return nullptr;

@@ -6,9 +6,10 @@
 // newer, ai.onnx.ml 4 and newer, ai.onnx.preview) and of those it has wrong (Erf-13,
 // GridSample-16): each row is domain, op, the version it appeared in, whether that version is
 // deprecated, its inputs and outputs (NAME:TYPE, TYPE a type parameter or a type; suffix ?
-// optional, * variadic of one type, + variadic of several types) and its type parameters
-// ("T: tensor(float) tensor(double); I: tensor(int64)"). Then the newest opset of each domain
-// the spec describes.
+// optional, * variadic of one type, + variadic of several types, *? or +? a variadic that may
+// take no value), its type parameters ("T: tensor(float) tensor(double); I: tensor(int64)")
+// and its attributes ("axis:int group:int kernel_shape:ints!", ! required). Then the newest
+// opset of each domain the spec describes.
 #include "spec/op_types_table.h"
 
 namespace kiln {
@@ -18,59 +19,75 @@ std::span<const OpTypesRow> op_types_table() {
       {"", "Acos", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Acosh", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "AffineGrid", 20, false,
        "theta:T1 size:T2",
        "grid:T1",
-       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int64)"},
+       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int64)",
+       "align_corners:int"},
       {"", "Asin", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Asinh", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Atan", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Atanh", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Attention", 23, false,
        "Q:T1 K:T1 V:T2 attn_mask:U? past_key:T1? past_value:T2?",
        "Y:T1 present_key:T1? present_value:T2? qk_matmul_output:T1?",
        "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(bfloat16) "
        "tensor(float16) tensor(float) tensor(double); U: tensor(uint8) tensor(uint16) "
        "tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) tensor(int32) tensor(int64) "
-       "tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(bool)"},
+       "tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(bool)",
+       "is_causal:int kv_num_heads:int q_num_heads:int qk_matmul_output_mode:int scale:float "
+       "softcap:float softmax_precision:int"},
       {"", "Attention", 24, false,
        "Q:T1 K:T1 V:T2 attn_mask:U? past_key:T1? past_value:T2? nonpad_kv_seqlen:tensor(int64)?",
        "Y:T1 present_key:T1? present_value:T2? qk_matmul_output:T1?",
        "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(bfloat16) "
        "tensor(float16) tensor(float) tensor(double); U: tensor(uint8) tensor(uint16) "
        "tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) tensor(int32) tensor(int64) "
-       "tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(bool)"},
+       "tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(bool)",
+       "is_causal:int kv_num_heads:int q_num_heads:int qk_matmul_output_mode:int scale:float "
+       "softcap:float softmax_precision:int"},
       {"", "AveragePool", 19, false,
        "X:T",
        "Y:T",
-       "T: tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(float16) tensor(float) tensor(double)",
+       "auto_pad:string ceil_mode:int count_include_pad:int dilations:ints kernel_shape:ints! "
+       "pads:ints strides:ints"},
       {"", "AveragePool", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "auto_pad:string ceil_mode:int count_include_pad:int dilations:ints kernel_shape:ints! "
+       "pads:ints strides:ints"},
       {"", "Bernoulli", 22, false,
        "input:T1",
        "output:T2",
        "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(uint8) "
        "tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) tensor(int32) "
-       "tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(bool)"},
+       "tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(bool)",
+       "dtype:int seed:float"},
       {"", "BitCast", 26, false,
        "input:T1",
        "output:T2",
@@ -83,27 +100,32 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       "to:int!"},
       {"", "BitwiseAnd", 18, false,
        "A:T B:T",
        "C:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
-       "tensor(int32) tensor(int64)"},
+       "tensor(int32) tensor(int64)",
+       ""},
       {"", "BitwiseNot", 18, false,
        "X:T",
        "Y:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
-       "tensor(int32) tensor(int64)"},
+       "tensor(int32) tensor(int64)",
+       ""},
       {"", "BitwiseOr", 18, false,
        "A:T B:T",
        "C:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
-       "tensor(int32) tensor(int64)"},
+       "tensor(int32) tensor(int64)",
+       ""},
       {"", "BitwiseXor", 18, false,
        "A:T B:T",
        "C:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
-       "tensor(int32) tensor(int64)"},
+       "tensor(int32) tensor(int64)",
+       ""},
       {"", "Cast", 19, false,
        "input:T1",
        "output:T2",
@@ -113,7 +135,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(float16) tensor(float) "
        "tensor(double) tensor(int8) tensor(int16) tensor(int32) tensor(int64) tensor(uint8) "
        "tensor(uint16) tensor(uint32) tensor(uint64) tensor(bool) tensor(string) tensor(bfloat16) "
-       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       "saturate:int to:int!"},
       {"", "Cast", 21, false,
        "input:T1",
        "output:T2",
@@ -124,7 +147,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(float) tensor(double) tensor(int8) tensor(int16) tensor(int32) tensor(int64) "
        "tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(bool) tensor(string) "
        "tensor(bfloat16) tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) "
-       "tensor(float8e5m2fnuz) tensor(uint4) tensor(int4)"},
+       "tensor(float8e5m2fnuz) tensor(uint4) tensor(int4)",
+       "saturate:int to:int!"},
       {"", "Cast", 23, false,
        "input:T1",
        "output:T2",
@@ -135,7 +159,8 @@ std::span<const OpTypesRow> op_types_table() {
        "T2: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)",
+       "saturate:int to:int!"},
       {"", "Cast", 24, false,
        "input:T1",
        "output:T2",
@@ -147,7 +172,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int8) tensor(int16) tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) "
        "tensor(float) tensor(double) tensor(string) tensor(bool) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "round_mode:string saturate:int to:int!"},
       {"", "Cast", 25, false,
        "input:T1",
        "output:T2",
@@ -160,7 +186,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(string) tensor(bool) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
        "tensor(uint4) tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) "
-       "tensor(int2)"},
+       "tensor(int2)",
+       "round_mode:string saturate:int to:int!"},
       {"", "CastLike", 19, false,
        "input:T1 target_type:T2",
        "output:T2",
@@ -170,7 +197,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(float16) tensor(float) "
        "tensor(double) tensor(int8) tensor(int16) tensor(int32) tensor(int64) tensor(uint8) "
        "tensor(uint16) tensor(uint32) tensor(uint64) tensor(bool) tensor(string) tensor(bfloat16) "
-       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       "saturate:int"},
       {"", "CastLike", 21, false,
        "input:T1 target_type:T2",
        "output:T2",
@@ -181,7 +209,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) tensor(int32) "
        "tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4)",
+       "saturate:int"},
       {"", "CastLike", 23, false,
        "input:T1 target_type:T2",
        "output:T2",
@@ -192,7 +221,8 @@ std::span<const OpTypesRow> op_types_table() {
        "T2: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)",
+       "saturate:int"},
       {"", "CastLike", 24, false,
        "input:T1 target_type:T2",
        "output:T2",
@@ -204,7 +234,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int8) tensor(int16) tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) "
        "tensor(float) tensor(double) tensor(string) tensor(bool) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "round_mode:string saturate:int"},
       {"", "CastLike", 25, false,
        "input:T1 target_type:T2",
        "output:T2",
@@ -217,35 +248,42 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(string) tensor(bool) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
        "tensor(uint4) tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) "
-       "tensor(int2)"},
+       "tensor(int2)",
+       "round_mode:string saturate:int"},
       {"", "CausalConvWithState", 27, false,
        "input:T weight:T bias:T? past_state:T?",
        "output:T present_state:T",
-       "T: tensor(float) tensor(float16) tensor(bfloat16)"},
+       "T: tensor(float) tensor(float16) tensor(bfloat16)",
+       "activation:string"},
       {"", "Celu", 28, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "alpha:float"},
       {"", "CenterCropPad", 18, false,
        "input_data:T shape:Tind",
        "output_data:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); Tind: tensor(int32) "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "axes:ints"},
       {"", "Col2Im", 18, false,
        "input:T image_shape:tensor(int64) block_shape:tensor(int64)",
        "output:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
-       "tensor(string) tensor(bool) tensor(complex64) tensor(complex128)"},
+       "tensor(string) tensor(bool) tensor(complex64) tensor(complex128)",
+       "dilations:ints pads:ints strides:ints"},
       {"", "Constant", 19, false,
        "",
        "output:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
-       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       "sparse_value:sparse_tensor value:tensor value_float:float value_floats:floats "
+       "value_int:int value_ints:ints value_string:string value_strings:strings"},
       {"", "Constant", 21, false,
        "",
        "output:T",
@@ -253,7 +291,9 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4)"},
+       "tensor(int4)",
+       "sparse_value:sparse_tensor value:tensor value_float:float value_floats:floats "
+       "value_int:int value_ints:ints value_string:string value_strings:strings"},
       {"", "Constant", 23, false,
        "",
        "output:T",
@@ -261,7 +301,9 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1)"},
+       "tensor(int4) tensor(float4e2m1)",
+       "sparse_value:sparse_tensor value:tensor value_float:float value_floats:floats "
+       "value_int:int value_ints:ints value_string:string value_strings:strings"},
       {"", "Constant", 24, false,
        "",
        "output:T",
@@ -269,7 +311,9 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "sparse_value:sparse_tensor value:tensor value_float:float value_floats:floats "
+       "value_int:int value_ints:ints value_string:string value_strings:strings"},
       {"", "Constant", 25, false,
        "",
        "output:T",
@@ -277,21 +321,25 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       "sparse_value:sparse_tensor value:tensor value_float:float value_floats:floats "
+       "value_int:int value_ints:ints value_string:string value_strings:strings"},
       {"", "ConstantOfShape", 20, false,
        "input:T1",
        "output:T2",
        "T1: tensor(int64); T2: tensor(float16) tensor(float) tensor(double) tensor(int8) "
        "tensor(int16) tensor(int32) tensor(int64) tensor(uint8) tensor(uint16) tensor(uint32) "
        "tensor(uint64) tensor(bool) tensor(bfloat16) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       "value:tensor"},
       {"", "ConstantOfShape", 21, false,
        "input:T1",
        "output:T2",
        "T1: tensor(int64); T2: tensor(float16) tensor(float) tensor(double) tensor(int8) "
        "tensor(int16) tensor(int32) tensor(int64) tensor(uint8) tensor(uint16) tensor(uint32) "
        "tensor(uint64) tensor(uint4) tensor(int4) tensor(bool) tensor(bfloat16) "
-       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       "value:tensor"},
       {"", "ConstantOfShape", 23, false,
        "input:T1",
        "output:T2",
@@ -299,7 +347,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int16) tensor(int32) tensor(int64) tensor(uint8) tensor(uint16) tensor(uint32) "
        "tensor(uint64) tensor(uint4) tensor(int4) tensor(bool) tensor(bfloat16) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
-       "tensor(float4e2m1)"},
+       "tensor(float4e2m1)",
+       "value:tensor"},
       {"", "ConstantOfShape", 24, false,
        "input:T1",
        "output:T2",
@@ -307,7 +356,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int16) tensor(int32) tensor(int64) tensor(uint8) tensor(uint16) tensor(uint32) "
        "tensor(uint64) tensor(uint4) tensor(int4) tensor(bool) tensor(bfloat16) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
-       "tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(float4e2m1) tensor(float8e8m0)",
+       "value:tensor"},
       {"", "ConstantOfShape", 25, false,
        "input:T1",
        "output:T2",
@@ -315,67 +365,81 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int16) tensor(int32) tensor(int64) tensor(uint8) tensor(uint16) tensor(uint32) "
        "tensor(uint64) tensor(uint4) tensor(int4) tensor(bool) tensor(bfloat16) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
-       "tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       "value:tensor"},
       {"", "Conv", 22, false,
        "X:T W:T B:T?",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "auto_pad:string dilations:ints group:int kernel_shape:ints pads:ints strides:ints"},
       {"", "ConvTranspose", 22, false,
        "X:T W:T B:T?",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "auto_pad:string dilations:ints group:int kernel_shape:ints output_padding:ints "
+       "output_shape:ints pads:ints strides:ints"},
       {"", "Cos", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Cosh", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "CumProd", 26, false,
        "x:T axis:T2",
        "y:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16); T2: tensor(int32) tensor(int64)"},
+       "tensor(float) tensor(double) tensor(bfloat16); T2: tensor(int32) tensor(int64)",
+       "exclusive:int reverse:int"},
       {"", "DFT", 20, false,
        "input:T1 dft_length:T2? axis:tensor(int64)?",
        "output:T1",
        "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int32) "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "inverse:int onesided:int"},
       {"", "DeformConv", 19, false,
        "X:T W:T offset:T B:T? mask:T?",
        "Y:T",
-       "T: tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(float16) tensor(float) tensor(double)",
+       "dilations:ints group:int kernel_shape:ints offset_group:int pads:ints strides:ints"},
       {"", "DeformConv", 22, false,
        "X:T W:T offset:T B:T? mask:T?",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "dilations:ints group:int kernel_shape:ints offset_group:int pads:ints strides:ints"},
       {"", "DequantizeLinear", 19, false,
        "x:T1 x_scale:T2 x_zero_point:T1?",
        "y:T2",
        "T1: tensor(int8) tensor(uint8) tensor(int32) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
        "tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(float) tensor(float16) "
-       "tensor(bfloat16)"},
+       "tensor(bfloat16)",
+       "axis:int"},
       {"", "DequantizeLinear", 21, false,
        "x:T1 x_scale:T2 x_zero_point:T1?",
        "y:T2",
        "T1: tensor(int8) tensor(uint8) tensor(int16) tensor(uint16) tensor(int32) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
-       "tensor(uint4) tensor(int4); T2: tensor(float) tensor(float16) tensor(bfloat16)"},
+       "tensor(uint4) tensor(int4); T2: tensor(float) tensor(float16) tensor(bfloat16)",
+       "axis:int block_size:int"},
       {"", "DequantizeLinear", 23, false,
        "x:T1 x_scale:T2 x_zero_point:T1?",
        "y:T3",
        "T1: tensor(int8) tensor(uint8) tensor(int16) tensor(uint16) tensor(int32) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
        "tensor(uint4) tensor(int4) tensor(float4e2m1); T2: tensor(float) tensor(float16) "
-       "tensor(bfloat16); T3: tensor(float) tensor(float16) tensor(bfloat16)"},
+       "tensor(bfloat16); T3: tensor(float) tensor(float16) tensor(bfloat16)",
+       "axis:int block_size:int output_dtype:int"},
       {"", "DequantizeLinear", 24, false,
        "x:T1 x_scale:T2 x_zero_point:T1?",
        "y:T3",
        "T1: tensor(int8) tensor(uint8) tensor(int16) tensor(uint16) tensor(int32) "
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
        "tensor(uint4) tensor(int4) tensor(float4e2m1); T2: tensor(float) tensor(float16) "
-       "tensor(bfloat16) tensor(float8e8m0); T3: tensor(float) tensor(float16) tensor(bfloat16)"},
+       "tensor(bfloat16) tensor(float8e8m0); T3: tensor(float) tensor(float16) tensor(bfloat16)",
+       "axis:int block_size:int output_dtype:int"},
       {"", "DequantizeLinear", 25, false,
        "x:T1 x_scale:T2 x_zero_point:T1?",
        "y:T3",
@@ -383,32 +447,38 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) "
        "tensor(uint4) tensor(int4) tensor(float4e2m1) tensor(uint2) tensor(int2); T2: "
        "tensor(float) tensor(float16) tensor(bfloat16) tensor(float8e8m0); T3: tensor(float) "
-       "tensor(float16) tensor(bfloat16)"},
+       "tensor(float16) tensor(bfloat16)",
+       "axis:int block_size:int output_dtype:int"},
       {"", "Det", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Dropout", 22, false,
        "data:T ratio:T1? training_mode:T2?",
        "output:T mask:T2?",
        "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T1: tensor(bfloat16) "
        "tensor(float16) tensor(float) tensor(double) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(bool)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(bool)",
+       "seed:int"},
       {"", "Elu", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "alpha:float"},
       {"", "Equal", 19, false,
        "A:T B:T",
        "C:T1",
        "T: tensor(bool) tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) "
        "tensor(int16) tensor(int32) tensor(int64) tensor(float16) tensor(float) tensor(double) "
-       "tensor(bfloat16) tensor(string); T1: tensor(bool)"},
+       "tensor(bfloat16) tensor(string); T1: tensor(bool)",
+       ""},
       {"", "Erf", 13, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "EyeLike", 22, false,
        "input:T1",
        "output:T2",
@@ -416,7 +486,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(bool); T2: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) "
        "tensor(int16) tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) "
-       "tensor(double) tensor(bool)"},
+       "tensor(double) tensor(bool)",
+       "dtype:int k:int"},
       {"", "Flatten", 21, false,
        "input:T",
        "output:T",
@@ -424,7 +495,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4)"},
+       "tensor(int4)",
+       "axis:int"},
       {"", "Flatten", 23, false,
        "input:T",
        "output:T",
@@ -432,7 +504,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1)"},
+       "tensor(int4) tensor(float4e2m1)",
+       "axis:int"},
       {"", "Flatten", 24, false,
        "input:T",
        "output:T",
@@ -440,7 +513,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "axis:int"},
       {"", "Flatten", 25, false,
        "input:T",
        "output:T",
@@ -448,64 +522,78 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       "axis:int"},
       {"", "GRU", 22, false,
        "X:T W:T R:T B:T? sequence_lens:T1? initial_h:T?",
        "Y:T? Y_h:T?",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T1: tensor(int32)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T1: tensor(int32)",
+       "activation_alpha:floats activation_beta:floats activations:strings clip:float "
+       "direction:string hidden_size:int layout:int linear_before_reset:int"},
       {"", "Gelu", 20, false,
        "X:T",
        "Y:T",
-       "T: tensor(float16) tensor(float) tensor(double) tensor(bfloat16)"},
+       "T: tensor(float16) tensor(float) tensor(double) tensor(bfloat16)",
+       "approximate:string"},
       {"", "GlobalAveragePool", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "GlobalLpPool", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "p:int"},
       {"", "GlobalMaxPool", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "GridSample", 16, false,
        "X:T1 grid:T2",
        "Y:T1",
        "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(float16) tensor(float) tensor(double) tensor(string) "
        "tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(float16) tensor(float) "
-       "tensor(double)"},
+       "tensor(double)",
+       "align_corners:int mode:string padding_mode:string"},
       {"", "GridSample", 20, false,
        "X:T1 grid:T2",
        "Y:T1",
        "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(float16) tensor(float) tensor(double) tensor(string) "
        "tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(float16) tensor(float) "
-       "tensor(double)"},
+       "tensor(double)",
+       "align_corners:int mode:string padding_mode:string"},
       {"", "GridSample", 22, false,
        "X:T1 grid:T2",
        "Y:T1",
        "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(bfloat16) "
-       "tensor(float16) tensor(float) tensor(double)"},
+       "tensor(float16) tensor(float) tensor(double)",
+       "align_corners:int mode:string padding_mode:string"},
       {"", "GroupNormalization", 18, true,
+       "",
        "",
        "",
        ""},
       {"", "GroupNormalization", 21, false,
        "X:T scale:T bias:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "epsilon:float num_groups:int! stash_type:int"},
       {"", "HardSigmoid", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "alpha:float beta:float"},
       {"", "HardSwish", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Identity", 19, false,
        "input:V",
        "output:V",
@@ -526,7 +614,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(uint64)) optional(tensor(int8)) optional(tensor(int16)) "
        "optional(tensor(int32)) optional(tensor(int64)) optional(tensor(float16)) "
        "optional(tensor(float)) optional(tensor(double)) optional(tensor(string)) "
-       "optional(tensor(bool)) optional(tensor(complex64)) optional(tensor(complex128))"},
+       "optional(tensor(bool)) optional(tensor(complex64)) optional(tensor(complex128))",
+       ""},
       {"", "Identity", 21, false,
        "input:V",
        "output:V",
@@ -548,7 +637,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(int16)) optional(tensor(int32)) optional(tensor(int64)) "
        "optional(tensor(float16)) optional(tensor(float)) optional(tensor(double)) "
        "optional(tensor(string)) optional(tensor(bool)) optional(tensor(complex64)) "
-       "optional(tensor(complex128))"},
+       "optional(tensor(complex128))",
+       ""},
       {"", "Identity", 23, false,
        "input:V",
        "output:V",
@@ -570,7 +660,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(uint64)) optional(tensor(int8)) optional(tensor(int16)) "
        "optional(tensor(int32)) optional(tensor(int64)) optional(tensor(float16)) "
        "optional(tensor(float)) optional(tensor(double)) optional(tensor(string)) "
-       "optional(tensor(bool)) optional(tensor(complex64)) optional(tensor(complex128))"},
+       "optional(tensor(bool)) optional(tensor(complex64)) optional(tensor(complex128))",
+       ""},
       {"", "Identity", 24, false,
        "input:V",
        "output:V",
@@ -592,7 +683,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(uint64)) optional(tensor(int8)) optional(tensor(int16)) "
        "optional(tensor(int32)) optional(tensor(int64)) optional(tensor(float16)) "
        "optional(tensor(float)) optional(tensor(double)) optional(tensor(string)) "
-       "optional(tensor(bool)) optional(tensor(complex64)) optional(tensor(complex128))"},
+       "optional(tensor(bool)) optional(tensor(complex64)) optional(tensor(complex128))",
+       ""},
       {"", "Identity", 25, false,
        "input:V",
        "output:V",
@@ -615,7 +707,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(int16)) optional(tensor(int32)) optional(tensor(int64)) "
        "optional(tensor(float16)) optional(tensor(float)) optional(tensor(double)) "
        "optional(tensor(string)) optional(tensor(bool)) optional(tensor(complex64)) "
-       "optional(tensor(complex128))"},
+       "optional(tensor(complex128))",
+       ""},
       {"", "If", 19, false,
        "cond:B",
        "outputs:V+",
@@ -641,7 +734,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(double)) optional(tensor(string)) optional(tensor(bool)) "
        "optional(tensor(complex64)) optional(tensor(complex128)) optional(tensor(float8e4m3fn)) "
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
-       "optional(tensor(float8e5m2fnuz)); B: tensor(bool)"},
+       "optional(tensor(float8e5m2fnuz)); B: tensor(bool)",
+       "else_branch:graph! then_branch:graph!"},
       {"", "If", 21, false,
        "cond:B",
        "outputs:V+",
@@ -669,7 +763,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(complex128)) optional(tensor(float8e4m3fn)) "
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)); B: "
-       "tensor(bool)"},
+       "tensor(bool)",
+       "else_branch:graph! then_branch:graph!"},
       {"", "If", 23, false,
        "cond:B",
        "outputs:V+",
@@ -698,7 +793,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(complex128)) optional(tensor(float8e4m3fn)) "
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)) "
-       "optional(tensor(float4e2m1)); B: tensor(bool)"},
+       "optional(tensor(float4e2m1)); B: tensor(bool)",
+       "else_branch:graph! then_branch:graph!"},
       {"", "If", 24, false,
        "cond:B",
        "outputs:V+",
@@ -727,7 +823,8 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(complex128)) optional(tensor(float8e4m3fn)) "
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)) "
-       "optional(tensor(float4e2m1)) optional(tensor(float8e8m0)); B: tensor(bool)"},
+       "optional(tensor(float4e2m1)) optional(tensor(float8e8m0)); B: tensor(bool)",
+       "else_branch:graph! then_branch:graph!"},
       {"", "If", 25, false,
        "cond:B",
        "outputs:V+",
@@ -758,36 +855,44 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)) "
        "optional(tensor(float4e2m1)) optional(tensor(float8e8m0)) optional(tensor(uint2)) "
-       "optional(tensor(int2)); B: tensor(bool)"},
+       "optional(tensor(int2)); B: tensor(bool)",
+       "else_branch:graph! then_branch:graph!"},
       {"", "ImageDecoder", 20, false,
        "encoded_stream:T1",
        "image:T2",
-       "T1: tensor(uint8); T2: tensor(uint8)"},
+       "T1: tensor(uint8); T2: tensor(uint8)",
+       "pixel_format:string"},
       {"", "InstanceNormalization", 22, false,
        "input:T scale:T B:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "epsilon:float"},
       {"", "IsInf", 20, false,
        "X:T1",
        "Y:T2",
        "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(float8e4m3fn) "
-       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(bool)"},
+       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(bool)",
+       "detect_negative:int detect_positive:int"},
       {"", "IsNaN", 20, false,
        "X:T1",
        "Y:T2",
        "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(float8e4m3fn) "
-       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(bool)"},
+       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T2: tensor(bool)",
+       ""},
       {"", "LSTM", 22, false,
        "X:T W:T R:T B:T? sequence_lens:T1? initial_h:T? initial_c:T? P:T?",
        "Y:T? Y_h:T? Y_c:T?",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T1: tensor(int32)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T1: tensor(int32)",
+       "activation_alpha:floats activation_beta:floats activations:strings clip:float "
+       "direction:string hidden_size:int input_forget:int layout:int"},
       {"", "LinearAttention", 27, false,
        "query:T key:T value:T past_state:S? decay:T? beta:T?",
        "output:T present_state:S",
        "T: tensor(float16) tensor(bfloat16) tensor(float); S: tensor(float16) tensor(bfloat16) "
-       "tensor(float)"},
+       "tensor(float)",
+       "chunk_size:int kv_num_heads:int! q_num_heads:int! scale:float update_rule:string"},
       {"", "Loop", 19, false,
-       "M:I? cond:B? v_initial:V+",
+       "M:I? cond:B? v_initial:V+?",
        "v_final_and_scan_outputs:V+",
        "V: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
@@ -811,9 +916,10 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(double)) optional(tensor(string)) optional(tensor(bool)) "
        "optional(tensor(complex64)) optional(tensor(complex128)) optional(tensor(float8e4m3fn)) "
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
-       "optional(tensor(float8e5m2fnuz)); I: tensor(int64); B: tensor(bool)"},
+       "optional(tensor(float8e5m2fnuz)); I: tensor(int64); B: tensor(bool)",
+       "body:graph!"},
       {"", "Loop", 21, false,
-       "M:I? cond:B? v_initial:V+",
+       "M:I? cond:B? v_initial:V+?",
        "v_final_and_scan_outputs:V+",
        "V: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
@@ -839,9 +945,10 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(complex128)) optional(tensor(float8e4m3fn)) "
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)); I: "
-       "tensor(int64); B: tensor(bool)"},
+       "tensor(int64); B: tensor(bool)",
+       "body:graph!"},
       {"", "Loop", 23, false,
-       "M:I? cond:B? v_initial:V+",
+       "M:I? cond:B? v_initial:V+?",
        "v_final_and_scan_outputs:V+",
        "V: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
@@ -868,9 +975,10 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(complex128)) optional(tensor(float8e4m3fn)) "
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)) "
-       "optional(tensor(float4e2m1)); I: tensor(int64); B: tensor(bool)"},
+       "optional(tensor(float4e2m1)); I: tensor(int64); B: tensor(bool)",
+       "body:graph!"},
       {"", "Loop", 24, false,
-       "M:I? cond:B? v_initial:V+",
+       "M:I? cond:B? v_initial:V+?",
        "v_final_and_scan_outputs:V+",
        "V: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
@@ -898,9 +1006,10 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)) "
        "optional(tensor(float4e2m1)) optional(tensor(float8e8m0)); I: tensor(int64); B: "
-       "tensor(bool)"},
+       "tensor(bool)",
+       "body:graph!"},
       {"", "Loop", 25, false,
-       "M:I? cond:B? v_initial:V+",
+       "M:I? cond:B? v_initial:V+?",
        "v_final_and_scan_outputs:V+",
        "V: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
@@ -929,50 +1038,64 @@ std::span<const OpTypesRow> op_types_table() {
        "optional(tensor(float8e4m3fnuz)) optional(tensor(float8e5m2)) "
        "optional(tensor(float8e5m2fnuz)) optional(tensor(uint4)) optional(tensor(int4)) "
        "optional(tensor(float4e2m1)) optional(tensor(float8e8m0)) optional(tensor(uint2)) "
-       "optional(tensor(int2)); I: tensor(int64); B: tensor(bool)"},
+       "optional(tensor(int2)); I: tensor(int64); B: tensor(bool)",
+       "body:graph!"},
       {"", "LpNormalization", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "axis:int p:int"},
       {"", "LpPool", 18, false,
        "X:T",
        "Y:T",
-       "T: tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(float16) tensor(float) tensor(double)",
+       "auto_pad:string ceil_mode:int dilations:ints kernel_shape:ints! p:int pads:ints "
+       "strides:ints"},
       {"", "LpPool", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "auto_pad:string ceil_mode:int dilations:ints kernel_shape:ints! p:int pads:ints "
+       "strides:ints"},
       {"", "MaxPool", 22, false,
        "X:T",
        "Y:T Indices:I?",
        "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double) tensor(int8) "
-       "tensor(uint8); I: tensor(int64)"},
+       "tensor(uint8); I: tensor(int64)",
+       "auto_pad:string ceil_mode:int dilations:ints kernel_shape:ints! pads:ints "
+       "storage_order:int strides:ints"},
       {"", "MaxRoiPool", 22, false,
        "X:T rois:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "pooled_shape:ints! spatial_scale:float"},
       {"", "MaxUnpool", 22, false,
        "X:T1 I:T2 output_shape:T2?",
        "output:T1",
-       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int64)"},
+       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int64)",
+       "kernel_shape:ints! pads:ints strides:ints"},
       {"", "Mish", 18, false,
        "X:T",
        "Y:T",
-       "T: tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Mish", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Multinomial", 22, false,
        "input:T1",
        "output:T2",
        "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int32) "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "dtype:int sample_size:int seed:float"},
       {"", "NegativeLogLikelihoodLoss", 22, false,
        "input:T target:Tind weight:T?",
        "loss:T",
        "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); Tind: tensor(int32) "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "ignore_index:int reduction:string"},
       {"", "OptionalGetElement", 18, false,
        "input:O",
        "output:V",
@@ -999,7 +1122,8 @@ std::span<const OpTypesRow> op_types_table() {
        "seq(tensor(uint8)) seq(tensor(uint16)) seq(tensor(uint32)) seq(tensor(uint64)) "
        "seq(tensor(int8)) seq(tensor(int16)) seq(tensor(int32)) seq(tensor(int64)) "
        "seq(tensor(float16)) seq(tensor(float)) seq(tensor(double)) seq(tensor(string)) "
-       "seq(tensor(bool)) seq(tensor(complex64)) seq(tensor(complex128))"},
+       "seq(tensor(bool)) seq(tensor(complex64)) seq(tensor(complex128))",
+       ""},
       {"", "OptionalHasElement", 18, false,
        "input:O?",
        "output:B",
@@ -1020,21 +1144,24 @@ std::span<const OpTypesRow> op_types_table() {
        "seq(tensor(uint32)) seq(tensor(uint64)) seq(tensor(int8)) seq(tensor(int16)) "
        "seq(tensor(int32)) seq(tensor(int64)) seq(tensor(float16)) seq(tensor(float)) "
        "seq(tensor(double)) seq(tensor(string)) seq(tensor(bool)) seq(tensor(complex64)) "
-       "seq(tensor(complex128)); B: tensor(bool)"},
+       "seq(tensor(complex128)); B: tensor(bool)",
+       ""},
       {"", "Pad", 18, false,
        "data:T pads:tensor(int64) constant_value:T? axes:Tind?",
        "output:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); Tind: tensor(int32) "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "mode:string"},
       {"", "Pad", 19, false,
        "data:T pads:tensor(int64) constant_value:T? axes:Tind?",
        "output:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); Tind: tensor(int32) "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "mode:string"},
       {"", "Pad", 21, false,
        "data:T pads:tensor(int64) constant_value:T? axes:Tind?",
        "output:T",
@@ -1042,7 +1169,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4); Tind: tensor(int32) tensor(int64)"},
+       "tensor(int4); Tind: tensor(int32) tensor(int64)",
+       "mode:string"},
       {"", "Pad", 23, false,
        "data:T pads:tensor(int64) constant_value:T? axes:Tind?",
        "output:T",
@@ -1050,7 +1178,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1); Tind: tensor(int32) tensor(int64)"},
+       "tensor(int4) tensor(float4e2m1); Tind: tensor(int32) tensor(int64)",
+       "mode:string"},
       {"", "Pad", 24, false,
        "data:T pads:tensor(int64) constant_value:T? axes:Tind?",
        "output:T",
@@ -1058,7 +1187,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0); Tind: tensor(int32) tensor(int64)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0); Tind: tensor(int32) tensor(int64)",
+       "mode:string"},
       {"", "Pad", 25, false,
        "data:T pads:tensor(int64) constant_value:T? axes:Tind?",
        "output:T",
@@ -1067,7 +1197,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
        "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2); Tind: "
-       "tensor(int32) tensor(int64)"},
+       "tensor(int32) tensor(int64)",
+       "mode:string"},
       {"", "QLinearMatMul", 21, false,
        "a:T1 a_scale:TS a_zero_point:T1 b:T2 b_scale:TS b_zero_point:T2 y_scale:TS "
        "y_zero_point:T3",
@@ -1076,33 +1207,38 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); "
        "T2: tensor(int8) tensor(uint8) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
        "tensor(float8e5m2) tensor(float8e5m2fnuz); T3: tensor(int8) tensor(uint8) "
-       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       ""},
       {"", "QuantizeLinear", 19, false,
        "x:T1 y_scale:T1 y_zero_point:T2?",
        "y:T2",
        "T1: tensor(float) tensor(float16) tensor(bfloat16) tensor(int32); T2: tensor(int8) "
        "tensor(uint8) tensor(float8e4m3fn) tensor(float8e4m3fnuz) tensor(float8e5m2) "
-       "tensor(float8e5m2fnuz)"},
+       "tensor(float8e5m2fnuz)",
+       "axis:int saturate:int"},
       {"", "QuantizeLinear", 21, false,
        "x:T1 y_scale:T1 y_zero_point:T2?",
        "y:T2",
        "T1: tensor(float) tensor(float16) tensor(bfloat16) tensor(int32); T2: tensor(int8) "
        "tensor(uint8) tensor(int16) tensor(uint16) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4)",
+       "axis:int block_size:int output_dtype:int saturate:int"},
       {"", "QuantizeLinear", 23, false,
        "x:T1 y_scale:T2 y_zero_point:T3?",
        "y:T3",
        "T1: tensor(float) tensor(float16) tensor(bfloat16) tensor(int32); T2: tensor(float) "
        "tensor(float16) tensor(bfloat16) tensor(int32); T3: tensor(int8) tensor(uint8) "
        "tensor(int16) tensor(uint16) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)",
+       "axis:int block_size:int output_dtype:int precision:int saturate:int"},
       {"", "QuantizeLinear", 24, false,
        "x:T1 y_scale:T2 y_zero_point:T3?",
        "y:T3",
        "T1: tensor(float) tensor(float16) tensor(bfloat16) tensor(int32); T2: tensor(float) "
        "tensor(float16) tensor(bfloat16) tensor(int32) tensor(float8e8m0); T3: tensor(int8) "
        "tensor(uint8) tensor(int16) tensor(uint16) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
-       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)"},
+       "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1)",
+       "axis:int block_size:int output_dtype:int precision:int saturate:int"},
       {"", "QuantizeLinear", 25, false,
        "x:T1 y_scale:T2 y_zero_point:T3?",
        "y:T3",
@@ -1110,109 +1246,131 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(float16) tensor(bfloat16) tensor(int32) tensor(float8e8m0); T3: tensor(int8) "
        "tensor(uint8) tensor(int16) tensor(uint16) tensor(float8e4m3fn) tensor(float8e4m3fnuz) "
        "tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) tensor(int4) tensor(float4e2m1) "
-       "tensor(uint2) tensor(int2)"},
+       "tensor(uint2) tensor(int2)",
+       "axis:int block_size:int output_dtype:int precision:int saturate:int"},
       {"", "RMSNormalization", 23, false,
        "X:T scale:V",
        "Y:V",
        "T: tensor(float16) tensor(float) tensor(double) tensor(bfloat16); V: tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "axis:int epsilon:float stash_type:int"},
       {"", "RNN", 22, false,
        "X:T W:T R:T B:T? sequence_lens:T1? initial_h:T?",
        "Y:T? Y_h:T?",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T1: tensor(int32)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T1: tensor(int32)",
+       "activation_alpha:floats activation_beta:floats activations:strings clip:float "
+       "direction:string hidden_size:int layout:int"},
       {"", "RandomNormal", 22, false,
        "",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "dtype:int mean:float scale:float seed:float shape:ints!"},
       {"", "RandomNormalLike", 22, false,
        "input:T1",
        "output:T2",
        "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(bfloat16) "
-       "tensor(float16) tensor(float) tensor(double)"},
+       "tensor(float16) tensor(float) tensor(double)",
+       "dtype:int mean:float scale:float seed:float"},
       {"", "RandomUniform", 22, false,
        "",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "dtype:int high:float low:float seed:float shape:ints!"},
       {"", "RandomUniformLike", 22, false,
        "input:T1",
        "output:T2",
        "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(bfloat16) "
-       "tensor(float16) tensor(float) tensor(double)"},
+       "tensor(float16) tensor(float) tensor(double)",
+       "dtype:int high:float low:float seed:float"},
       {"", "Range", 27, false,
        "start:T limit:T delta:T",
        "output:T",
        "T: tensor(float) tensor(double) tensor(int16) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(bfloat16)"},
+       "tensor(bfloat16)",
+       "stash_type:int"},
       {"", "ReduceL1", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceL2", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceLogSum", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceLogSumExp", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceMax", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8)"},
+       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceMax", 20, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8) tensor(bool)"},
+       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8) tensor(bool)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceMean", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceMin", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8)"},
+       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceMin", 20, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8) tensor(bool)"},
+       "tensor(float) tensor(double) tensor(bfloat16) tensor(uint8) tensor(int8) tensor(bool)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceProd", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "ReduceSumSquare", 18, false,
        "data:T axes:tensor(int64)?",
        "reduced:T",
        "T: tensor(uint32) tensor(uint64) tensor(int32) tensor(int64) tensor(float16) "
-       "tensor(float) tensor(double) tensor(bfloat16)"},
+       "tensor(float) tensor(double) tensor(bfloat16)",
+       "keepdims:int noop_with_empty_axes:int"},
       {"", "RegexFullMatch", 20, false,
        "X:T1",
        "Y:T2",
-       "T1: tensor(string); T2: tensor(bool)"},
+       "T1: tensor(string); T2: tensor(bool)",
+       "pattern:string"},
       {"", "Reshape", 19, false,
        "data:T shape:tensor(int64)",
        "reshaped:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
-       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       "allowzero:int"},
       {"", "Reshape", 21, false,
        "data:T shape:tensor(int64)",
        "reshaped:T",
@@ -1220,7 +1378,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4)"},
+       "tensor(int4)",
+       "allowzero:int"},
       {"", "Reshape", 23, false,
        "data:T shape:tensor(int64)",
        "reshaped:T",
@@ -1228,7 +1387,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1)"},
+       "tensor(int4) tensor(float4e2m1)",
+       "allowzero:int"},
       {"", "Reshape", 24, false,
        "data:T shape:tensor(int64)",
        "reshaped:T",
@@ -1236,7 +1396,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "allowzero:int"},
       {"", "Reshape", 25, false,
        "data:T shape:tensor(int64)",
        "reshaped:T",
@@ -1244,40 +1405,53 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       "allowzero:int"},
       {"", "Resize", 18, false,
        "X:T1 roi:T2? scales:tensor(float)? sizes:tensor(int64)?",
        "Y:T1",
        "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(float16) "
-       "tensor(float) tensor(double)"},
+       "tensor(float) tensor(double)",
+       "antialias:int axes:ints coordinate_transformation_mode:string cubic_coeff_a:float "
+       "exclude_outside:int extrapolation_value:float keep_aspect_ratio_policy:string mode:string "
+       "nearest_mode:string"},
       {"", "Resize", 19, false,
        "X:T1 roi:T2? scales:tensor(float)? sizes:tensor(int64)?",
        "Y:T1",
        "T1: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); T2: tensor(float16) "
-       "tensor(float) tensor(double)"},
+       "tensor(float) tensor(double)",
+       "antialias:int axes:ints coordinate_transformation_mode:string cubic_coeff_a:float "
+       "exclude_outside:int extrapolation_value:float keep_aspect_ratio_policy:string mode:string "
+       "nearest_mode:string"},
       {"", "RoiAlign", 22, false,
        "X:T1 rois:T1 batch_indices:T2",
        "Y:T1",
-       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int64)"},
+       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double); T2: tensor(int64)",
+       "coordinate_transformation_mode:string mode:string output_height:int output_width:int "
+       "sampling_ratio:int spatial_scale:float"},
       {"", "RotaryEmbedding", 23, false,
        "X:T cos_cache:T sin_cache:T position_ids:M?",
        "Y:T",
-       "T: tensor(float) tensor(float16) tensor(bfloat16); M: tensor(int64)"},
+       "T: tensor(float) tensor(float16) tensor(bfloat16); M: tensor(int64)",
+       "interleaved:int num_heads:int rotary_embedding_dim:int"},
       {"", "Round", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Scan", 19, false,
        "initial_state_and_scan_inputs:V+",
        "final_state_and_scan_outputs:V+",
        "V: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
-       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)"},
+       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz)",
+       "body:graph! num_scan_inputs:int! scan_input_axes:ints scan_input_directions:ints "
+       "scan_output_axes:ints scan_output_directions:ints"},
       {"", "Scan", 21, false,
        "initial_state_and_scan_inputs:V+",
        "final_state_and_scan_outputs:V+",
@@ -1285,7 +1459,9 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4)"},
+       "tensor(int4)",
+       "body:graph! num_scan_inputs:int! scan_input_axes:ints scan_input_directions:ints "
+       "scan_output_axes:ints scan_output_directions:ints"},
       {"", "Scan", 23, false,
        "initial_state_and_scan_inputs:V+",
        "final_state_and_scan_outputs:V+",
@@ -1293,7 +1469,9 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1)"},
+       "tensor(int4) tensor(float4e2m1)",
+       "body:graph! num_scan_inputs:int! scan_input_axes:ints scan_input_directions:ints "
+       "scan_output_axes:ints scan_output_directions:ints"},
       {"", "Scan", 24, false,
        "initial_state_and_scan_inputs:V+",
        "final_state_and_scan_outputs:V+",
@@ -1301,7 +1479,9 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "body:graph! num_scan_inputs:int! scan_input_axes:ints scan_input_directions:ints "
+       "scan_output_axes:ints scan_output_directions:ints"},
       {"", "Scan", 25, false,
        "initial_state_and_scan_inputs:V+",
        "final_state_and_scan_outputs:V+",
@@ -1309,31 +1489,37 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       "body:graph! num_scan_inputs:int! scan_input_axes:ints scan_input_directions:ints "
+       "scan_output_axes:ints scan_output_directions:ints"},
       {"", "ScatterElements", 18, false,
        "data:T indices:Tind updates:T",
        "output:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128); Tind: tensor(int32) "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "axis:int reduction:string"},
       {"", "ScatterND", 18, false,
        "data:T indices:tensor(int64) updates:T",
        "output:T",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
-       "tensor(string) tensor(bool) tensor(complex64) tensor(complex128)"},
+       "tensor(string) tensor(bool) tensor(complex64) tensor(complex128)",
+       "reduction:string"},
       {"", "Selu", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "alpha:float gamma:float"},
       {"", "Shape", 19, false,
        "data:T",
        "shape:T1",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
-       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T1: tensor(int64)"},
+       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T1: tensor(int64)",
+       "end:int start:int"},
       {"", "Shape", 21, false,
        "data:T",
        "shape:T1",
@@ -1341,7 +1527,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4); T1: tensor(int64)"},
+       "tensor(int4); T1: tensor(int64)",
+       "end:int start:int"},
       {"", "Shape", 23, false,
        "data:T",
        "shape:T1",
@@ -1349,7 +1536,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1); T1: tensor(int64)"},
+       "tensor(int4) tensor(float4e2m1); T1: tensor(int64)",
+       "end:int start:int"},
       {"", "Shape", 24, false,
        "data:T",
        "shape:T1",
@@ -1357,7 +1545,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0); T1: tensor(int64)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0); T1: tensor(int64)",
+       "end:int start:int"},
       {"", "Shape", 25, false,
        "data:T",
        "shape:T1",
@@ -1366,22 +1555,26 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
        "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2); T1: "
-       "tensor(int64)"},
+       "tensor(int64)",
+       "end:int start:int"},
       {"", "Sin", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Sinh", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Size", 19, false,
        "data:T",
        "size:T1",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
-       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T1: tensor(int64)"},
+       "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz); T1: tensor(int64)",
+       ""},
       {"", "Size", 21, false,
        "data:T",
        "size:T1",
@@ -1389,7 +1582,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4); T1: tensor(int64)"},
+       "tensor(int4); T1: tensor(int64)",
+       ""},
       {"", "Size", 23, false,
        "data:T",
        "size:T1",
@@ -1397,7 +1591,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1); T1: tensor(int64)"},
+       "tensor(int4) tensor(float4e2m1); T1: tensor(int64)",
+       ""},
       {"", "Size", 24, false,
        "data:T",
        "size:T1",
@@ -1405,7 +1600,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0); T1: tensor(int64)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0); T1: tensor(int64)",
+       ""},
       {"", "Size", 25, false,
        "data:T",
        "size:T1",
@@ -1414,21 +1610,25 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
        "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2); T1: "
-       "tensor(int64)"},
+       "tensor(int64)",
+       ""},
       {"", "Softplus", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Softsign", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "Split", 18, false,
        "input:T split:tensor(int64)?",
        "outputs:T*",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
-       "tensor(string) tensor(bool) tensor(complex64) tensor(complex128)"},
+       "tensor(string) tensor(bool) tensor(complex64) tensor(complex128)",
+       "axis:int num_outputs:int"},
       {"", "SplitToSequence", 24, false,
        "input:T split:I?",
        "output_sequence:S",
@@ -1439,7 +1639,8 @@ std::span<const OpTypesRow> op_types_table() {
        "seq(tensor(uint64)) seq(tensor(int8)) seq(tensor(int16)) seq(tensor(int32)) "
        "seq(tensor(int64)) seq(tensor(bfloat16)) seq(tensor(float16)) seq(tensor(float)) "
        "seq(tensor(double)) seq(tensor(string)) seq(tensor(bool)) seq(tensor(complex64)) "
-       "seq(tensor(complex128))"},
+       "seq(tensor(complex128))",
+       "axis:int keepdims:int"},
       {"", "Squeeze", 21, false,
        "data:T axes:tensor(int64)?",
        "squeezed:T",
@@ -1447,7 +1648,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4)"},
+       "tensor(int4)",
+       ""},
       {"", "Squeeze", 23, false,
        "data:T axes:tensor(int64)?",
        "squeezed:T",
@@ -1455,7 +1657,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1)"},
+       "tensor(int4) tensor(float4e2m1)",
+       ""},
       {"", "Squeeze", 24, false,
        "data:T axes:tensor(int64)?",
        "squeezed:T",
@@ -1463,7 +1666,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       ""},
       {"", "Squeeze", 25, false,
        "data:T axes:tensor(int64)?",
        "squeezed:T",
@@ -1471,27 +1675,33 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       ""},
       {"", "StringConcat", 20, false,
        "X:T Y:T",
        "Z:T",
-       "T: tensor(string)"},
+       "T: tensor(string)",
+       ""},
       {"", "StringSplit", 20, false,
        "X:T1",
        "Y:T2 Z:T3",
-       "T1: tensor(string); T2: tensor(string); T3: tensor(int64)"},
+       "T1: tensor(string); T2: tensor(string); T3: tensor(int64)",
+       "delimiter:string maxsplit:int"},
       {"", "SwiGLU", 28, false,
        "A:T B:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "alpha:float"},
       {"", "Swish", 24, false,
        "X:T",
        "Y:T",
-       "T: tensor(float16) tensor(float) tensor(bfloat16) tensor(double)"},
+       "T: tensor(float16) tensor(float) tensor(bfloat16) tensor(double)",
+       "alpha:float"},
       {"", "Tan", 22, false,
        "input:T",
        "output:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       ""},
       {"", "TensorScatter", 24, false,
        "past_cache:T update:T write_indices:tensor(int64)?",
        "present_cache:T",
@@ -1499,17 +1709,20 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "axis:int mode:string"},
       {"", "ThresholdedRelu", 22, false,
        "X:T",
        "Y:T",
-       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "alpha:float"},
       {"", "TopK", 24, false,
        "X:T K:tensor(int64)",
        "Values:T Indices:I",
        "T: tensor(uint8) tensor(uint16) tensor(uint32) tensor(uint64) tensor(int8) tensor(int16) "
        "tensor(int32) tensor(int64) tensor(float16) tensor(float) tensor(double) "
-       "tensor(bfloat16); I: tensor(int64)"},
+       "tensor(bfloat16); I: tensor(int64)",
+       "axis:int largest:int sorted:int"},
       {"", "Transpose", 21, false,
        "data:T",
        "transposed:T",
@@ -1517,7 +1730,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4)"},
+       "tensor(int4)",
+       "perm:ints"},
       {"", "Transpose", 23, false,
        "data:T",
        "transposed:T",
@@ -1525,7 +1739,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1)"},
+       "tensor(int4) tensor(float4e2m1)",
+       "perm:ints"},
       {"", "Transpose", 24, false,
        "data:T",
        "transposed:T",
@@ -1533,7 +1748,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       "perm:ints"},
       {"", "Transpose", 25, false,
        "data:T",
        "transposed:T",
@@ -1541,7 +1757,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       "perm:ints"},
       {"", "Unsqueeze", 21, false,
        "data:T axes:tensor(int64)",
        "expanded:T",
@@ -1549,7 +1766,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4)"},
+       "tensor(int4)",
+       ""},
       {"", "Unsqueeze", 23, false,
        "data:T axes:tensor(int64)",
        "expanded:T",
@@ -1557,7 +1775,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1)"},
+       "tensor(int4) tensor(float4e2m1)",
+       ""},
       {"", "Unsqueeze", 24, false,
        "data:T axes:tensor(int64)",
        "expanded:T",
@@ -1565,7 +1784,8 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0)",
+       ""},
       {"", "Unsqueeze", 25, false,
        "data:T axes:tensor(int64)",
        "expanded:T",
@@ -1573,29 +1793,41 @@ std::span<const OpTypesRow> op_types_table() {
        "tensor(int32) tensor(int64) tensor(bfloat16) tensor(float16) tensor(float) tensor(double) "
        "tensor(string) tensor(bool) tensor(complex64) tensor(complex128) tensor(float8e4m3fn) "
        "tensor(float8e4m3fnuz) tensor(float8e5m2) tensor(float8e5m2fnuz) tensor(uint4) "
-       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)"},
+       "tensor(int4) tensor(float4e2m1) tensor(float8e8m0) tensor(uint2) tensor(int2)",
+       ""},
       {"ai.onnx.ml", "LabelEncoder", 4, false,
        "X:T1",
        "Y:T2",
        "T1: tensor(string) tensor(int64) tensor(float) tensor(int32) tensor(int16) "
        "tensor(double); T2: tensor(string) tensor(int64) tensor(float) tensor(int32) "
-       "tensor(int16) tensor(double)"},
+       "tensor(int16) tensor(double)",
+       "default_float:float default_int64:int default_string:string default_tensor:tensor "
+       "keys_floats:floats keys_int64s:ints keys_strings:strings keys_tensor:tensor "
+       "values_floats:floats values_int64s:ints values_strings:strings values_tensor:tensor"},
       {"ai.onnx.ml", "TreeEnsemble", 5, false,
        "X:T",
        "Y:T",
-       "T: tensor(float) tensor(double) tensor(float16)"},
+       "T: tensor(float) tensor(double) tensor(float16)",
+       "aggregate_function:int leaf_targetids:ints! leaf_weights:tensor! membership_values:tensor "
+       "n_targets:int nodes_falseleafs:ints! nodes_falsenodeids:ints! nodes_featureids:ints! "
+       "nodes_hitrates:tensor nodes_missing_value_tracks_true:ints nodes_modes:tensor! "
+       "nodes_splits:tensor! nodes_trueleafs:ints! nodes_truenodeids:ints! post_transform:int "
+       "tree_roots:ints!"},
       {"ai.onnx.ml", "TreeEnsembleClassifier", 5, true,
+       "",
        "",
        "",
        ""},
       {"ai.onnx.ml", "TreeEnsembleRegressor", 5, true,
        "",
        "",
+       "",
        ""},
       {"ai.onnx.preview", "FlexAttention", 1, false,
        "Q:T1 K:T1 V:T1",
        "Y:T1",
-       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)"},
+       "T1: tensor(bfloat16) tensor(float16) tensor(float) tensor(double)",
+       "prob_mod:graph scale:float score_mod:graph softmax_precision:int"},
   };
   return kRows;
 }
