@@ -41,74 +41,72 @@ void gru_direction(const GruDims& d, int64_t dir, bool reverse, const float* x, 
     return y + (d.batch_first ? ((b * S + t) * d.directions + dir) * H : ((t * d.directions + dir) * B + b) * H);
   };
   constexpr int64_t kPanel = PackedRecurrent::kPanel, kBlock = PackedRecurrent::kBlockUnits;
+  // The blocks of a stage: the packed weights' blocks of units, or one range of units per thread.
+  // A step is one stage, or two without linear_before_reset: the candidate's product reads r * h
+  // of every unit.
   const int threads = recurrent_threads(G, H, B);
+  const int64_t blocks = packed ? packed->blocks() : threads;
+  const int64_t stages_per_step = d.linear_before_reset ? 1 : 2;
+  StageScheduler stages(threads, blocks);
+  // packed: per block, its gates per panel ((p * gates + g) * 16), then (without
+  // linear_before_reset) the candidate's; a block's two stages may run on two threads
+  std::vector<float> gh(static_cast<size_t>(packed ? blocks * kBlock * 3 : 0));
+  auto block_gh = [&](int64_t blk) { return gh.data() + blk * kBlock * 3; };
   on_threads(threads, [&](int thread) {
-    const UnitRange u = unit_range(thread, threads, H);
-    const int64_t blocks = packed ? packed->blocks() : 0;
-    const int64_t b0 = blocks * thread / threads, b1 = blocks * (thread + 1) / threads;
-    // packed: per block, its gates per panel ((p * gates + g) * 16), then (without
-    // linear_before_reset) the candidate's, and one panel's three gates put together
-    std::vector<float> gh(static_cast<size_t>(packed ? (b1 - b0) * kBlock * 3 : 0));
-    float panel[3 * kPanel];
+    float panel[3 * kPanel];  // one panel's three gates put together
     for (int64_t s = 0; s < S; ++s) {
       const int64_t t = reverse ? S - 1 - s : s;
       const float* h0 = state[s % 2];
       float* h1 = state[(s + 1) % 2];
       auto x_row = [&](int64_t b) { return xw.data() + (d.batch_first ? b * S + t : t * B + b) * G; };
-      if (packed) {
-        const float* xt = x_row(0);
-        const int64_t gates = packed->gates();
-        auto block_gh = [&](int64_t blk) { return gh.data() + (blk - b0) * kBlock * 3; };
-        for (int64_t blk = b0; blk < b1; ++blk) packed->product(blk, h0, block_gh(blk));
-        if (!d.linear_before_reset) {  // r * h of every unit before the candidates' products
-          for (int64_t blk = b0; blk < b1; ++blk) {
+      // The cells of units [first, first + n) from their gates' sums g3 (z, r, h; `stride` apart).
+      auto cells = [&](int64_t b, int64_t first, int64_t n, const float* g3, int64_t stride) {
+        float* hb = h1 + b * H + first;
+        std::copy(h0 + b * H + first, h0 + b * H + first + n, hb);  // the cell reads and writes it
+        k.gru_cell(x_row(b) + first, g3, rbh ? rbh + first : nullptr, hb, n, H, stride);
+        if (y) std::copy(hb, hb + n, y_at(t, b) + first);
+      };
+      if (!d.linear_before_reset) {  // z's and r's products, and r * h of every unit
+        stages.run(thread, s * stages_per_step, [&](int64_t blk) {
+          if (packed) {
+            packed->product(blk, h0, block_gh(blk));
             const UnitRange bu = packed->block_units(blk);
             for (int64_t first = bu.first; first < bu.last; first += kPanel) {
               const int64_t p = (first - bu.first) / kPanel, n = std::min(kPanel, bu.last - first);
-              k.gru_reset(xt + H + first, block_gh(blk) + (p * 2 + 1) * kPanel, h0 + first, rh.data() + first, n);
+              k.gru_reset(x_row(0) + H + first, block_gh(blk) + (p * 2 + 1) * kPanel, h0 + first, rh.data() + first, n);
             }
+            return;
           }
-#pragma omp barrier
-          for (int64_t blk = b0; blk < b1; ++blk)
-            packed_cand->product(blk, rh.data(), block_gh(blk) + kBlock * 2);
-        }
-        for (int64_t blk = b0; blk < b1; ++blk) {
+          const UnitRange u = unit_range(static_cast<int>(blk), threads, H);
+          gate_products("GRU", 2, B, H, u, h0, r, hr.data(), G);
+          for (int64_t b = 0; b < B; ++b)
+            k.gru_reset(x_row(b) + H + u.first, hr.data() + b * G + H + u.first, h0 + b * H + u.first,
+                        rh.data() + b * H + u.first, u.size());
+        });
+      }
+      stages.run(thread, s * stages_per_step + stages_per_step - 1, [&](int64_t blk) {
+        if (packed) {
+          if (d.linear_before_reset) packed->product(blk, h0, block_gh(blk));
+          else packed_cand->product(blk, rh.data(), block_gh(blk) + kBlock * 2);
           const UnitRange bu = packed->block_units(blk);
-          float* bg = block_gh(blk);
+          const float* bg = block_gh(blk);
           for (int64_t first = bu.first; first < bu.last; first += kPanel) {
             const int64_t p = (first - bu.first) / kPanel, n = std::min(kPanel, bu.last - first);
-            const float* g3 = bg + p * gates * kPanel;  // z, r, h of this panel, 16 apart
+            const float* g3 = bg + p * packed->gates() * kPanel;  // z, r, h of this panel, 16 apart
             if (!d.linear_before_reset) {  // z from the first pack, the candidate from the second
               std::copy(g3, g3 + kPanel, panel);
               std::copy(bg + kBlock * 2 + p * kPanel, bg + kBlock * 2 + (p + 1) * kPanel, panel + 2 * kPanel);
               g3 = panel;
             }
-            std::copy(h0 + first, h0 + first + n, h1 + first);  // the cell reads and writes it
-            k.gru_cell(xt + first, g3, rbh ? rbh + first : nullptr, h1 + first, n, H, kPanel);
+            cells(0, first, n, g3, kPanel);
           }
-          if (y) std::copy(h1 + bu.first, h1 + bu.last, y_at(t, 0) + bu.first);
+          return;
         }
-      } else {
-        if (d.linear_before_reset) {
-          gate_products("GRU", 3, B, H, u, h0, r, hr.data(), G);  // all three gates' h R^T
-        } else {
-          // z and r first; the candidate's product reads r * h of every unit.
-          gate_products("GRU", 2, B, H, u, h0, r, hr.data(), G);
-          for (int64_t b = 0; b < B; ++b)
-            k.gru_reset(x_row(b) + H + u.first, hr.data() + b * G + H + u.first, h0 + b * H + u.first,
-                        rh.data() + b * H + u.first, u.size());
-#pragma omp barrier
-          gate_products("GRU", 1, B, H, u, rh.data(), r + 2 * H * H, hr.data() + 2 * H, G);
-        }
-        for (int64_t b = 0; b < B; ++b) {
-          float* hb = h1 + b * H + u.first;
-          std::copy(h0 + b * H + u.first, h0 + b * H + u.last, hb);  // the cell reads and writes it
-          k.gru_cell(x_row(b) + u.first, hr.data() + b * G + u.first, rbh ? rbh + u.first : nullptr,
-                     hb, u.size(), H, H);
-          if (y) std::copy(hb, hb + u.size(), y_at(t, b) + u.first);
-        }
-      }
-#pragma omp barrier
+        const UnitRange u = unit_range(static_cast<int>(blk), threads, H);
+        if (d.linear_before_reset) gate_products("GRU", 3, B, H, u, h0, r, hr.data(), G);  // all three gates' h R^T
+        else gate_products("GRU", 1, B, H, u, rh.data(), r + 2 * H * H, hr.data() + 2 * H, G);
+        for (int64_t b = 0; b < B; ++b) cells(b, u.first, u.size(), hr.data() + b * G + u.first, H);
+      });
     }
   });
   if (S % 2 == 1) std::copy(other.begin(), other.end(), h);  // the last state is h's

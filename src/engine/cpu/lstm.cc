@@ -30,20 +30,19 @@ void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x
   auto y_at = [&](int64_t t, int64_t b) {
     return y + (d.batch_first ? ((b * S + t) * d.directions + dir) * H : ((t * d.directions + dir) * B + b) * H);
   };
+  // The blocks of a step: the packed weights' blocks of units, or one range of units per thread.
   const int threads = recurrent_threads(G, H, B);
+  StageScheduler steps(threads, packed ? packed->blocks() : threads);
   on_threads(threads, [&](int thread) {
-    const UnitRange u = unit_range(thread, threads, H);
-    // packed: this thread's blocks of units, their gates side by side per panel of 16 units
-    const int64_t blocks = packed ? packed->blocks() : 0;
-    const int64_t b0 = blocks * thread / threads, b1 = blocks * (thread + 1) / threads;
+    // packed: a block's gates side by side per panel of 16 units
     std::vector<float> gh(static_cast<size_t>(packed ? PackedRecurrent::kBlockUnits * 4 : 0));
     for (int64_t s = 0; s < S; ++s) {
       const int64_t t = reverse ? S - 1 - s : s;
       const float* h0 = state[s % 2];
       float* h1 = state[(s + 1) % 2];
-      if (packed) {
-        const float* xt = xw.data() + t * G;
-        for (int64_t blk = b0; blk < b1; ++blk) {
+      steps.run(thread, s, [&](int64_t blk) {
+        if (packed) {
+          const float* xt = xw.data() + t * G;
           packed->product(blk, h0, gh.data());
           const UnitRange bu = packed->block_units(blk);
           for (int64_t first = bu.first; first < bu.last; first += PackedRecurrent::kPanel) {
@@ -53,8 +52,9 @@ void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x
                         peep ? peep + first : nullptr, c + first, h1 + first, n, H, PackedRecurrent::kPanel);
           }
           if (y) std::copy(h1 + bu.first, h1 + bu.last, y_at(t, 0) + bu.first);
+          return;
         }
-      } else {
+        const UnitRange u = unit_range(static_cast<int>(blk), threads, H);
         gate_products("LSTM", 4, B, H, u, h0, r, hr.data(), G);
         for (int64_t b = 0; b < B; ++b) {
           const float* xt = xw.data() + (d.batch_first ? b * S + t : t * B + b) * G;
@@ -63,8 +63,7 @@ void lstm_direction(const LstmDims& d, int64_t dir, bool reverse, const float* x
                       c + b * H + u.first, hb, u.size(), H, H);
           if (y) std::copy(hb, hb + u.size(), y_at(t, b) + u.first);
         }
-      }
-#pragma omp barrier
+      });
     }
   });
   if (S % 2 == 1) std::copy(other.begin(), other.end(), h);  // the last state is h's

@@ -6,14 +6,16 @@
 // the weights are packed once (PackedRecurrent: one contiguous stream per block of units, read
 // 1.34x faster than the plain rows) and the units are split over the threads: each streams its
 // own blocks (which stay in its own core's cache from step to step) and makes the gates of its
-// units; one barrier per step (two for GRU without linear_before_reset) hands the new state to
-// all. Batches use sgemm per block of gate rows. Figures: docs/benchmarks.md ("Recurrent, UNet
+// units; a StageScheduler hands the new state to all at the end of a step (two stages for GRU
+// without linear_before_reset), and gives a late thread's blocks to one that is not. Batches use
+// sgemm per range of units. Figures: docs/benchmarks.md ("Recurrent, UNet
 // and Inception v3").
 #pragma once
 
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -90,7 +92,7 @@ class PackedRecurrent {
   std::vector<float> zeros_;  // rows_times_matrix's bias
 };
 
-// f(t) on `threads` threads (t = 0 alone when 1); f may use `#pragma omp barrier`.
+// f(t) on `threads` threads (t = 0 alone when 1).
 template <class F>
 void on_threads(int threads, F&& f) {
   if (threads <= 1) return f(0);
@@ -101,5 +103,43 @@ void on_threads(int threads, F&& f) {
   f(0);
 #endif
 }
+
+// Hands the blocks of a recurrence's stages (its steps; a GRU step without linear_before_reset
+// is two) to the threads running it, and lets none begin a stage before the last is done. A
+// thread takes its own blocks first (their weights stay in its core's cache from step to step),
+// then any block of the stage no thread has taken yet: so a thread the OS has preempted holds a
+// stage up only by a block it began, never by those it has not reached. With a barrier per step
+// every step waited for the preempted thread whole: beside a second kiln process of 2 threads on
+// 2 cores, the speech model's LSTM and GRU (128 steps) ran 8-128 ms where it runs 2.4-6
+// (docs/benchmarks.md, "Recurrent nets beside another process").
+class StageScheduler {
+ public:
+  StageScheduler(int threads, int64_t blocks);
+  // f(block) for the blocks of `stage` that `thread` gets; returns once every block of the stage
+  // is done. Every thread calls it for stages 0, 1, 2, ... in order.
+  template <class F>
+  void run(int thread, int64_t stage, F&& f) {
+    const int64_t own_first = blocks_ * thread / threads_, own_last = blocks_ * (thread + 1) / threads_;
+    for (int64_t i = 0; i < blocks_; ++i) {
+      const int64_t b = (own_first + i) % blocks_;  // own blocks, then the others after them
+      if (i >= own_last - own_first && done_.load(std::memory_order_acquire) >= (stage + 1) * blocks_) break;
+      int64_t expected = stage;
+      if (!claims_[b].stages.compare_exchange_strong(expected, stage + 1, std::memory_order_acq_rel)) continue;
+      f(b);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    wait_until((stage + 1) * blocks_);
+  }
+
+ private:
+  void wait_until(int64_t done) const;
+  struct alignas(64) Claim {
+    std::atomic<int64_t> stages{0};  // the stages whose block this is that a thread has taken
+  };
+  int threads_;
+  int64_t blocks_;
+  std::vector<Claim> claims_;
+  alignas(64) std::atomic<int64_t> done_{0};  // blocks done over all stages
+};
 
 }  // namespace kiln::engine::cpu
