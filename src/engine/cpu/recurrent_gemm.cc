@@ -51,6 +51,23 @@ PackedRecurrent::PackedRecurrent(const float* r, int64_t gates, int64_t hidden)
   }
 }
 
+void PackedRecurrent::unpack(float* r) const {
+  const int64_t H = hidden_;
+  for (int64_t b = 0; b < blocks(); ++b) {
+    const UnitRange u = block_units(b);
+    const int64_t w = width(b);
+    const float* at = data_.data() + offsets_[b];
+    for (int64_t unit = u.first; unit < u.last; ++unit) {
+      const int64_t p = (unit - u.first) / kPanel, lane = (unit - u.first) % kPanel;
+      for (int64_t g = 0; g < gates_; ++g) {
+        float* row = r + (g * H + unit) * H;
+        const int64_t col = (p * gates_ + g) * kPanel + lane;
+        for (int64_t k = 0; k < H; ++k) row[k] = at[k * w + col];
+      }
+    }
+  }
+}
+
 int64_t PackedRecurrent::width(int64_t b) const {
   const int64_t panels = (block_units(b).size() + kPanel - 1) / kPanel;
   return panels * gates_ * kPanel;

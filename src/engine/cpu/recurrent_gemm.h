@@ -83,6 +83,9 @@ class PackedRecurrent {
   }
   // out [panels * gates * 16] = block b's gates for the state h [H] (h R^T of those rows).
   void product(int64_t b, const float* h, float* out) const;
+  // The rows it was made from ([gates * H, H]) written to r again, exactly.
+  void unpack(float* r) const;
+  size_t bytes() const { return (data_.size() + zeros_.size()) * sizeof(float); }
 
  private:
   int64_t width(int64_t b) const;  // panels * gates * 16

@@ -46,21 +46,10 @@ void run_gru(KernelContext& ctx, const std::vector<cpu::PackedRecurrent>& packs)
 }
 
 bool build_gru(Group& g, Lowering& lw) {
-  std::vector<cpu::PackedRecurrent> packs;  // per direction, as run_gru reads them
-  if (const Tensor* r = constant_recurrent_weights(g, lw, 3)) {
-    const int64_t H = r->dim(2);
-    const bool linear_before_reset = attr_int(*g.anchor, "linear_before_reset", 0) != 0;
-    for (int64_t dir = 0; dir < r->dim(0); ++dir) {
-      const float* rd = r->data<float>() + dir * 3 * H * H;
-      if (linear_before_reset) {
-        packs.emplace_back(rd, 3, H);
-      } else {
-        packs.emplace_back(rd, 2, H);
-        packs.emplace_back(rd + 2 * H * H, 1, H);
-      }
-    }
-  }
-  add_recurrent_step(g, lw, "cpu.gru", run_gru, std::move(packs));
+  // per direction, as run_gru reads them: all three gates, or z and r, then the candidate's
+  const bool linear_before_reset = attr_int(*g.anchor, "linear_before_reset", 0) != 0;
+  add_recurrent_step(g, lw, "cpu.gru", run_gru,
+                     recurrent_packs(g, lw, linear_before_reset ? std::vector<int64_t>{3} : std::vector<int64_t>{2, 1}));
   return true;
 }
 

@@ -53,12 +53,7 @@ void run_lstm(KernelContext& ctx, const std::vector<cpu::PackedRecurrent>& packs
 }
 
 bool build_lstm(Group& g, Lowering& lw) {
-  std::vector<cpu::PackedRecurrent> packs;  // per direction
-  if (const Tensor* r = constant_recurrent_weights(g, lw, 4)) {
-    const int64_t H = r->dim(2);
-    for (int64_t dir = 0; dir < r->dim(0); ++dir) packs.emplace_back(r->data<float>() + dir * 4 * H * H, 4, H);
-  }
-  add_recurrent_step(g, lw, "cpu.lstm", run_lstm, std::move(packs));
+  add_recurrent_step(g, lw, "cpu.lstm", run_lstm, recurrent_packs(g, lw, {4}));
   return true;
 }
 

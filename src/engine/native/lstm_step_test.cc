@@ -2,7 +2,10 @@
 // batches and sequences of several steps; a clipped LSTM goes to the reference kernel.
 #include <gtest/gtest.h>
 
+#include "engine/compiled_model.h"
 #include "engine/engine_test_util.h"
+#include "engine/onednn/weight_cache.h"
+#include "runtime/compare.h"
 
 namespace kiln::engine {
 namespace {
@@ -75,6 +78,32 @@ TEST(RecurrentKernels, LstmBatchOnePacked) {
   check({.direction = "reverse", .seq = 4, .batch = 1, .hidden = 37});
   check({.seq = 3, .batch = 1, .hidden = 256, .tolerance = 1e-3});  // an odd number of steps: the state ends in h
 }
+// The packed R is made once per model and shared by its plans: a new sequence length makes a
+// plan, not a second packing (a speech stream would hold one per length it met).
+TEST(RecurrentKernels, LstmPacksAreSharedByThePlansOfNewLengths) {
+  const int64_t H = 64, I = 16;
+  const auto make = [&] {
+    ModelBuilder b(14);
+    std::vector<Value*> ins = {b.input("x", {Dim::symbol("seq"), 1, I}),
+                               b.constant("w", random_tensor({1, 4 * H, I}, 2)),
+                               b.constant("r", random_tensor({1, 4 * H, H}, 3))};
+    for (Value* v : b.node("LSTM", ins, {attr("hidden_size", H)}, 3)) b.output(v);
+    return b.take();
+  };
+  CompiledModel m(make());
+  Session ref(make());
+  size_t packed = 0;
+  for (int64_t seq : {3, 5, 2}) {
+    const auto in = std::vector<RtValue>{RtValue::of(random_tensor({seq, 1, I}, seq))};
+    const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{1e-4, 1e-5});
+    EXPECT_TRUE(c.equal) << "seq " << seq << ": " << c.reason;
+    if (!packed) packed = m.weight_cache().bytes();
+    EXPECT_EQ(m.weight_cache().bytes(), packed) << "seq " << seq;
+  }
+  EXPECT_EQ(m.plans(), 3);
+  EXPECT_GE(packed, size_t{4 * H * H * sizeof(float)});  // R's panels
+}
+
 // A recurrence of a few microseconds (Silero VAD v4's: one step of 64 units) runs on one thread:
 // on two, oneDNN split its input projection and each run woke the second thread (0.156 -> 0.40
 // ms where the threads sleep between regions). A big one stays on the plan's threads.

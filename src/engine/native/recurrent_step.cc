@@ -1,6 +1,9 @@
 #include "engine/native/recurrent_step.h"
 
+#include <string>
+
 #include "engine/lowering.h"
+#include "engine/onednn/weight_cache.h"
 #include "engine/threads.h"
 #include "ops/op.h"
 
@@ -11,22 +14,39 @@ namespace {
 class RecurrentStep : public KernelContextStep {
  public:
   RecurrentStep(const Node& n, std::string_view name, RecurrentRun run,
-                std::vector<cpu::PackedRecurrent> packs)
+                std::shared_ptr<const RecurrentPacks> packs)
       : KernelContextStep(n, OpRegistry::global().find(n.domain, n.op_type)->kernel, name),
         run_(run), packs_(std::move(packs)) {}
 
  protected:
-  void invoke(KernelContext& ctx) override { run_(ctx, packs_); }
+  void invoke(KernelContext& ctx) override {
+    static const std::vector<cpu::PackedRecurrent> none;
+    run_(ctx, packs_ ? packs_->packs : none);
+  }
 
  private:
   RecurrentRun run_;
-  std::vector<cpu::PackedRecurrent> packs_;
+  std::shared_ptr<const RecurrentPacks> packs_;
 };
 
 }  // namespace
 
+size_t RecurrentPacks::bytes() const {
+  size_t total = 0;
+  for (const cpu::PackedRecurrent& p : packs) total += p.bytes();
+  return total;
+}
+
+void RecurrentPacks::unpack(void* plain) const {
+  float* r = static_cast<float*>(plain);
+  for (const cpu::PackedRecurrent& p : packs) {
+    p.unpack(r);
+    r += p.gates() * p.hidden() * p.hidden();
+  }
+}
+
 void add_recurrent_step(Group& g, Lowering& lw, std::string_view name, RecurrentRun run,
-                        std::vector<cpu::PackedRecurrent> packs) {
+                        std::shared_ptr<const RecurrentPacks> packs) {
   auto step = std::make_unique<RecurrentStep>(*g.anchor, name, run, std::move(packs));
   step->wire(lw);
   // The kernel splits its units over the plan's threads (recurrent_gemm.h) and oneDNN its input
@@ -44,13 +64,30 @@ void add_recurrent_step(Group& g, Lowering& lw, std::string_view name, Recurrent
   lw.add(std::move(step));
 }
 
-const Tensor* constant_recurrent_weights(const Group& g, const Lowering& lw, int64_t gates) {
+std::shared_ptr<const RecurrentPacks> recurrent_packs(const Group& g, Lowering& lw,
+                                                      const std::vector<int64_t>& split) {
   const Node& n = *g.anchor;
+  int64_t gates = 0;
+  std::string kind = "recurrent panels of";
+  for (int64_t part : split) {
+    gates += part;
+    kind += " " + std::to_string(part);
+  }
   const Tensor* r = n.has_input(2) ? lw.facts().constant(n.inputs[2]) : nullptr;
   if (!r || r->dtype() != DataType::kFloat || r->rank() != 3 || r->dim(1) != gates * r->dim(2) ||
       r->numel() == 0)
     return nullptr;
-  return r;
+  return lw.weights().native<RecurrentPacks>(*r, kind, [&] {
+    auto made = std::make_shared<RecurrentPacks>();
+    const int64_t H = r->dim(2);
+    const float* rows = r->data<float>();
+    for (int64_t dir = 0; dir < r->dim(0); ++dir)
+      for (int64_t part : split) {
+        made->packs.emplace_back(rows, part, H);
+        rows += part * H * H;
+      }
+    return made;
+  });
 }
 
 }  // namespace kiln::engine

@@ -1,9 +1,12 @@
-// StageScheduler (recurrent_gemm.h): every block of every stage runs once, after the whole stage
-// before it, and a thread that comes late (as one the OS preempted does) finds its blocks taken.
+// recurrent_gemm.h: the StageScheduler runs every block of every stage once, after the whole
+// stage before it, and a thread that comes late (as one the OS preempted does) finds its blocks
+// taken; PackedRecurrent unpacks to the rows it was made from (the weight cache's contract).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "engine/cpu/recurrent_gemm.h"
 
@@ -51,6 +54,17 @@ TEST(StageScheduler, AThreadThatComesLateFindsItsBlocksTaken) {
   // 800 trivial blocks take thread 0 microseconds; a barrier per stage would have made it wait
   // for thread 1 and take only its own half.
   EXPECT_GT(rec.runs_by_thread[0], kStages * kBlocks / 2) << "thread 1 ran " << rec.runs_by_thread[1];
+}
+
+TEST(PackedRecurrent, UnpacksToTheRowsItWasMadeFrom) {
+  for (const auto& [gates, hidden] : {std::pair<int64_t, int64_t>{4, 200}, {1, 37}, {2, 64}}) {
+    std::vector<float> r(static_cast<size_t>(gates * hidden * hidden));
+    for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(i % 1000) - 500.0f;
+    const PackedRecurrent packed(r.data(), gates, hidden);
+    std::vector<float> back(r.size(), -1.0f);
+    packed.unpack(back.data());
+    EXPECT_EQ(back, r) << gates << " gates of " << hidden;
+  }
 }
 
 }  // namespace
