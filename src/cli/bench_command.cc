@@ -104,7 +104,7 @@ nlohmann::json run_json(const BenchReport& r, const BenchRun& b) {
       {"optimize_level", b.optimize_level}, {"load_ms", b.load_ms},
       {"first_run_ms", b.first_run_ms}, {"p50_ms", s.p50}, {"p90_ms", s.p90}, {"p99_ms", s.p99},
       {"mean_ms", s.mean}, {"min_ms", s.min}, {"throughput_per_s", s.throughput_per_s},
-      {"peak_rss_mb", r.peak_rss_mb},
+      {"peak_rss_mb", r.peak_rss_mb}, {"runs_on_one_thread", b.runs_on_one_thread},
       {"gomp_spincount", std::getenv("GOMP_SPINCOUNT") ? std::getenv("GOMP_SPINCOUNT") : ""}};
   if (b.plan) {
     j["steps"] = b.plan->steps;
@@ -126,6 +126,10 @@ void print_run(const BenchReport& r, const BenchRun& b) {
       b.model, r.engine, r.threads ? std::to_string(r.threads) : "default",
       r.runs.size() > 1 ? ", " + b.label : "", b.load_ms, b.first_run_ms, s.p50, s.p90, s.p99,
       s.mean, s.min, r.counts.iterations, r.counts.warmup, s.throughput_per_s, r.peak_rss_mb);
+  if (b.runs_on_one_thread > 0)
+    std::cout << fmt::format("  oversubscribed    {} of the {} runs on one thread: more threads wanted the "
+                             "cores than there are (engine/thread_backoff.h)\n",
+                             b.runs_on_one_thread, b.ms.size());
   if (b.plan) {
     std::string kernels;
     for (const auto& [k, n] : b.plan->kernels) kernels += fmt::format(" {} {},", k, n);

@@ -110,7 +110,8 @@ int bench_stream(engine::ModelRunner& runner, const StreamOptions& o,
       j["plans"] = {{"made", made}, {"reused", reused}, {"evicted", after.evicted - before.evicted},
                   {"kept", after.kept}, {"planning_ms", planning_ms}, {"facts_ms", facts_ms},
                   {"lowering_ms", lowering_ms}, {"memory_ms", memory_ms},
-                  {"run_memory_bytes", after.run_memory_bytes}};
+                  {"run_memory_bytes", after.run_memory_bytes},
+                  {"runs_on_one_thread", after.runs_on_one_thread - before.runs_on_one_thread}};
     j["new_plan_runs"] = summary_json(planned);
     j["reused_plan_runs"] = summary_json(reusing);
     nlohmann::json stream = nlohmann::json::array();
@@ -131,6 +132,10 @@ int bench_stream(engine::ModelRunner& runner, const StreamOptions& o,
         "(facts {:.1f}, lowering {:.1f}, memory {:.1f}); all run in {:.1f} MB\n",
         made, reused, after.evicted - before.evicted, after.kept, planning_ms, facts_ms,
         lowering_ms, memory_ms, after.run_memory_bytes / 1e6);
+  if (planned_engine && after.runs_on_one_thread > before.runs_on_one_thread)
+    std::cout << fmt::format("  oversubscribed    {} runs on one thread: more threads wanted the cores "
+                             "than there are (engine/thread_backoff.h)\n",
+                             after.runs_on_one_thread - before.runs_on_one_thread);
   if (checked)
     std::cout << fmt::format("  checked           the outputs of the first {} runs agree with the "
                              "reference engine's\n", checked);

@@ -11,6 +11,7 @@
 #include "engine/plain_weights.h"
 #include "engine/plan.h"
 #include "engine/qdq_pattern.h"
+#include "engine/threads.h"
 #include "ops/infer.h"
 #include "runtime/session.h"
 #include "support/error.h"
@@ -28,6 +29,11 @@ std::vector<std::vector<int64_t>> signature_of(const std::vector<RtValue>& feeds
 
 void apply_threads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
+}
+
+using Clock = std::chrono::steady_clock;
+double ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
 }  // namespace
@@ -94,10 +100,6 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
     ++stats_.reused;
     return *p;
   }
-  using Clock = std::chrono::steady_clock;
-  const auto ms = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
   const auto t0 = Clock::now();
   // Weights are let go of once packed (not beside another backend, which may hold their bytes).
   if (!plain_ && !opts_.keep_plain_weights && !opts_.placement)
@@ -131,6 +133,7 @@ Plan& CompiledModel::plan_for(const Signature& sig) {
 
 PlanCacheStats CompiledModel::plan_stats() const {
   PlanCacheStats s = stats_;
+  s.runs_on_one_thread = backoff_.runs_on_one();
   s.evicted = plans_.evicted();
   s.kept = plans_.size();
   s.run_memory_bytes = memory_.bytes();
@@ -145,7 +148,17 @@ std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunOb
   Plan& plan = plan_for(signature_of(feeds));
   // A plan outgrowing the run memory: no plan keeps viewing the old bytes once they are replaced.
   if (plan.run_bytes() > memory_.bytes()) plans_.for_each([](Plan& p) { p.unbind(); });
-  return plan.run(feeds, observer, memory_);
+  // One thread while the cores are oversubscribed (engine/thread_backoff.h).
+  const int full = current_threads();
+  const int threads = opts_.thread_backoff ? backoff_.threads_for_next(full) : full;
+  ThreadScope scope(threads);
+  const auto start = Clock::now();
+  std::vector<RtValue> out = plan.run(feeds, observer, memory_);
+  const double took = ms(start, Clock::now());
+  if (observer) return out;  // a profiled run's time is the observer's too
+  backoff_.ran(threads, full, took, plan.best_ms);
+  if (threads == full && (plan.best_ms == 0 || took < plan.best_ms)) plan.best_ms = took;
+  return out;
 }
 
 std::string CompiledModel::describe(const std::vector<std::vector<int64_t>>& input_dims) {

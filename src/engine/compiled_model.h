@@ -21,6 +21,7 @@
 #include "engine/engine_options.h"
 #include "engine/plan_cache.h"
 #include "engine/run_memory.h"
+#include "engine/thread_backoff.h"
 #include "engine/tuning.h"
 #include "ir/graph.h"
 #include "ir/rt_value.h"
@@ -106,6 +107,7 @@ class CompiledModel {
   std::unique_ptr<PlainWeights> plain_;  // null: every initializer keeps its bytes
   LruCache<Signature, Plan> plans_;
   RunMemory memory_;  // the buffer every plan runs in, one run at a time
+  ThreadBackoff backoff_;
   PlanCacheStats stats_;
   ChoiceStore choices_;
   std::mutex mu_;

@@ -24,6 +24,8 @@ struct EngineOptions {
                                 // it is faster than direct (measured: `tune`)
   int64_t allocation_cap = 0;   // bytes for one tensor; 0: the default (support/limits.h)
   int max_plans = 16;           // plans kept, one per set of input dims (least recently used out)
+  bool thread_backoff = true;   // runs on one thread while the cores are oversubscribed
+                                // (engine/thread_backoff.h)
   bool allow_newer_opset = false;  // opsets newer than kiln knows: a warning, not a refusal
   bool bf16 = false;            // convs and matmuls with constant weights compute in bf16 (weights
                                 // and inputs rounded to bf16, results float) where the CPU has

@@ -46,6 +46,7 @@ class Plan {
   std::vector<int> output_slots;  // per graph output
   std::shared_ptr<Scratchpad> scratchpad = std::make_shared<Scratchpad>();
   std::vector<PlanChoice> choices;  // the implementation choices its lowering decided (tuning.h)
+  double best_ms = 0;  // its fastest run on the model's threads so far (ThreadBackoff's yardstick)
 
   int add_slot(SlotInfo s);
   // Places the planned buffers (one arena, reused by lifetime; its bytes come from the RunMemory

@@ -22,6 +22,8 @@ struct PlanCacheStats {
   double memory_ms = 0;   //   the memory plan and the arena (Plan::finalize)
   size_t kept = 0;        // plans held now
   size_t run_memory_bytes = 0;  // the one buffer every plan runs in (the largest plan's needs)
+  int64_t runs_on_one_thread = 0;  // runs put on one thread, the cores oversubscribed
+                                   // (engine/thread_backoff.h)
 };
 
 template <class Key, class Value>

@@ -47,12 +47,21 @@ void time_runs(const std::vector<BenchSubject>& subjects, const BenchCounts& cou
     s.out->ms.clear();
     s.out->ms.reserve(counts.iterations);
   }
+  std::vector<int64_t> on_one_before;
+  for (const BenchSubject& s : subjects) {
+    const auto stats = s.runner->plan_stats();
+    on_one_before.push_back(stats ? stats->runs_on_one_thread : 0);
+  }
   for (int i = 0; i < counts.iterations; ++i)
     for (const BenchSubject& s : subjects) {
       const auto t = std::chrono::steady_clock::now();
       s.runner->run(*s.feeds);
       s.out->ms.push_back(ms_since(t));
     }
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    const auto stats = subjects[i].runner->plan_stats();
+    subjects[i].out->runs_on_one_thread = stats ? stats->runs_on_one_thread - on_one_before[i] : 0;
+  }
   for (const BenchSubject& s : subjects) {
     s.out->plan = s.runner->summary(*s.feeds);
     s.out->graph = opt::model_stats(s.runner->model());

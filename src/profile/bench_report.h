@@ -35,6 +35,8 @@ struct BenchRun {
   double first_run_ms = 0;   // the first run (plan made for the input shapes)
   std::vector<double> ms;    // each timed run, in order
   std::optional<engine::PlanSummary> plan;  // the fast engine's plan for the feeds
+  int64_t runs_on_one_thread = 0;  // timed runs the engine put on one thread, the cores
+                                   // oversubscribed (engine/thread_backoff.h)
   opt::ModelStats graph;     // the model as the engine got it (after -O)
 };
 
