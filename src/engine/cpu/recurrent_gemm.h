@@ -113,8 +113,8 @@ void on_threads(int threads, F&& f) {
 // then any block of the stage no thread has taken yet: so a thread the OS has preempted holds a
 // stage up only by a block it began, never by those it has not reached. With a barrier per step
 // every step waited for the preempted thread whole: beside a second kiln process of 2 threads on
-// 2 cores, the speech model's LSTM and GRU (128 steps) ran 8-128 ms where it runs 2.4-6
-// (docs/benchmarks.md, "Recurrent nets beside another process").
+// 2 cores, the speech model's LSTM and GRU (128 steps) ran 13-32 ms p50, now 6.4-10; alone 3.7
+// (docs/benchmarks.md, "Beside another process").
 class StageScheduler {
  public:
   StageScheduler(int threads, int64_t blocks);
@@ -122,6 +122,10 @@ class StageScheduler {
   // is done. Every thread calls it for stages 0, 1, 2, ... in order.
   template <class F>
   void run(int thread, int64_t stage, F&& f) {
+    if (threads_ == 1) {  // nothing to hand out or wait for
+      for (int64_t b = 0; b < blocks_; ++b) f(b);
+      return;
+    }
     const int64_t own_first = blocks_ * thread / threads_, own_last = blocks_ * (thread + 1) / threads_;
     for (int64_t i = 0; i < blocks_; ++i) {
       const int64_t b = (own_first + i) % blocks_;  // own blocks, then the others after them
