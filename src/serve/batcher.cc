@@ -77,6 +77,8 @@ void declare_inference_metrics(Metrics& m) {
   m.declare("kiln_inference_compute_infer_duration_us", T::kHistogram,
             "Microseconds of the run a request was part of (a batch's run counts for each of its requests).", us);
   m.declare("kiln_inference_exec_total", T::kCounter, "Runs of the model (a batch is one run).");
+  m.declare("kiln_inference_exec_one_thread_total", T::kCounter,
+            "Runs the engine put on one thread because more threads wanted the cores than there are.");
   m.declare("kiln_inference_batch_size", T::kHistogram,
             "Requests' elements along the first dim per run of the model.", {1, 2, 4, 8, 16, 32, 64, 128});
   m.declare("kiln_inference_queue_depth", T::kGauge, "Requests waiting in the model's queue now.");
@@ -229,6 +231,13 @@ void ModelBatcher::report(const BatchResult& r, bool ok) {
   metrics_->observe("kiln_inference_compute_infer_duration_us", labels_, static_cast<double>(r.compute_us));
 }
 
+void ModelBatcher::count_run() {
+  metrics_->add("kiln_inference_exec_total", labels_);
+  const int64_t on_one = model_->plan_stats().runs_on_one_thread;  // engine/thread_backoff.h
+  if (on_one > runs_on_one_thread_) metrics_->add("kiln_inference_exec_one_thread_total", labels_, on_one - runs_on_one_thread_);
+  runs_on_one_thread_ = on_one;
+}
+
 void ModelBatcher::run_alone(Pending& p, Clock::time_point start) {
   BatchResult r;
   r.queue_us = micros(start - p.arrived);
@@ -242,7 +251,7 @@ void ModelBatcher::run_alone(Pending& p, Clock::time_point start) {
   }
   r.compute_us = micros(Clock::now() - start);
   if (metrics_) {
-    metrics_->add("kiln_inference_exec_total", labels_);
+    count_run();
     metrics_->observe("kiln_inference_batch_size", labels_, static_cast<double>(p.rows));
   }
   report(r, !r.error);
@@ -277,7 +286,7 @@ void ModelBatcher::execute(std::vector<std::unique_ptr<Pending>> batch) {
   const int64_t compute_us = micros(Clock::now() - start);
   batched_runs_++;
   if (metrics_) {
-    metrics_->add("kiln_inference_exec_total", labels_);
+    count_run();
     metrics_->observe("kiln_inference_batch_size", labels_, static_cast<double>(rows));
   }
   int64_t at = 0;

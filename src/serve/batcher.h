@@ -92,6 +92,7 @@ class ModelBatcher {
   void execute(std::vector<std::unique_ptr<Pending>> batch);
   void run_alone(Pending& p, Clock::time_point start);
   void report(const BatchResult& r, bool ok);
+  void count_run();  // the run's metrics: exec_total, and the runs the engine put on one thread
 
   std::unique_ptr<engine::CompiledModel> model_;
   BatchOptions opts_;
@@ -105,6 +106,7 @@ class ModelBatcher {
   std::deque<std::unique_ptr<Pending>> queue_;
   bool stop_ = false;
   std::atomic<int64_t> batched_runs_{0};
+  int64_t runs_on_one_thread_ = 0;  // the engine's count at the last run (the executing thread's)
   std::thread thread_;
 };
 
