@@ -148,8 +148,9 @@ std::vector<RtValue> CompiledModel::run(const std::vector<RtValue>& feeds, RunOb
   Plan& plan = plan_for(signature_of(feeds));
   // A plan outgrowing the run memory: no plan keeps viewing the old bytes once they are replaced.
   if (plan.run_bytes() > memory_.bytes()) plans_.for_each([](Plan& p) { p.unbind(); });
-  // One thread while the cores are oversubscribed (engine/thread_backoff.h).
-  const int full = current_threads();
+  // One thread while the cores are oversubscribed (engine/thread_backoff.h); a plan whose steps
+  // all run on one thread has nothing to back off from.
+  const int full = plan.parallel() ? current_threads() : 1;
   const int threads = opts_.thread_backoff ? backoff_.threads_for_next(full) : full;
   ThreadScope scope(threads);
   const auto start = Clock::now();
@@ -188,6 +189,7 @@ PlanSummary CompiledModel::summary(const std::vector<std::vector<int64_t>>& inpu
   s.run_bytes = plan.run_bytes();
   s.weight_bytes = weights_->bytes();
   s.released_bytes = plain_ ? plain_->released_bytes() : 0;
+  s.parallel = plan.parallel();
   s.listing = plan.describe();
   return s;
 }

@@ -41,6 +41,7 @@ struct PlanSummary {
   size_t run_bytes = 0;                // activations and the steps' scratchpad (RunMemory)
   size_t weight_bytes = 0;             // constants reordered for oneDNN (all plans)
   size_t released_bytes = 0;           // plain initializers let go of once packed
+  bool parallel = false;               // a step may run on more than one thread (Plan::parallel)
   std::string listing;                 // one line per step (Plan::describe)
 };
 

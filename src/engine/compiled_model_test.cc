@@ -147,6 +147,17 @@ TEST(CompiledModel, PlansDoNotRewriteDeclaredTypes) {
   EXPECT_EQ(m.model().graph->outputs[0]->type.to_string(), "float[batch,16,8,8]");
 }
 
+// A plan whose steps are all too small for a second thread has no threads to back off from
+// (engine/thread_backoff.h): its runs are never counted as put on one thread.
+TEST(CompiledModel, APlanOfSmallStepsIsNotParallel) {
+  ModelBuilder b;
+  Value* x = b.input("x", {1, 8});
+  b.output(b.op("Reshape", {b.op("Relu", {x}), b.constant("shape", int64_tensor({1}, {8}))}));
+  CompiledModel small(b.take());
+  EXPECT_FALSE(small.summary({{1, 8}}).parallel);
+  EXPECT_TRUE(CompiledModel(conv_chain(2, {1, 16, 64, 64})).summary({{1, 16, 64, 64}}).parallel);
+}
+
 TEST(CompiledModel, KnownShapesArePlannedAtCreation) {
   CompiledModel m(conv_chain(1, {1, 16, 8, 8}));
   EXPECT_EQ(m.plans(), 1);

@@ -27,6 +27,7 @@ int Plan::add_slot(SlotInfo s) {
 void Plan::finalize() {
   MemoryPlan mp = plan_memory(slots, steps, output_slots);
   arena_bytes_ = mp.arena_bytes;
+  parallel_ = std::any_of(steps.begin(), steps.end(), [](const auto& st) { return st->threads != 1; });
   scratch_offset_ = (arena_bytes_ + 63) / 64 * 64;
   offset_ = std::move(mp.offset);
   release_after_ = std::move(mp.release_after);

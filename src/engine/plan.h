@@ -53,6 +53,8 @@ class Plan {
   // each run is given) and presets constants; call once after the last step is added.
   void finalize();
   size_t arena_bytes() const { return arena_bytes_; }
+  // Whether a step may run on more than one thread (ThreadBackoff leaves a plan that is not alone).
+  bool parallel() const { return parallel_; }
   // The bytes a run takes of its RunMemory: the arena, then the steps' scratchpad.
   size_t run_bytes() const { return scratch_offset_ + scratchpad->bytes; }
   // Lets go of the buffer the last run was bound to (another plan's run replaced it).
@@ -74,6 +76,7 @@ class Plan {
   RunState state_;
   std::shared_ptr<void> arena_;  // the buffer the arena slots view now (null: not bound)
   size_t arena_bytes_ = 0;
+  bool parallel_ = false;
   size_t scratch_offset_ = 0;    // where the scratchpad starts in it
   std::vector<int64_t> offset_;  // per slot: its byte offset in the arena, -1: none
   std::vector<std::vector<int>> release_after_;  // per step: slots no later step reads

@@ -21,12 +21,11 @@ void ThreadBackoff::back_off(Clock::time_point now) {
 void ThreadBackoff::ran(int threads, int full, double ms, double best_ms) {
   if (full <= 1 || best_ms <= 0) return;
   const auto now = Clock::now();
-  const double ratio = ms / best_ms;
   if (threads == 1) {  // backed off
     ++runs_on_one_;
     return;
   }
-  if (ratio <= kStall) {
+  if (ms <= kStall * best_ms || ms - best_ms < kMinStallMs) {
     stalls_ = 0;
     backed_off_ = false;  // (a try) the threads are free again
     return;

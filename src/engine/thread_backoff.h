@@ -5,7 +5,10 @@
 // PP-OCR's classifier beside another kiln process of 2 threads on 2 cores ran 88-96 ms where it
 // runs 0.6 (docs/benchmarks.md, "Beside another process"). One thread has no region to wait in.
 //
-// A run at the model's threads taking more than kStall times its plan's best counts as a stall;
+// A run at the model's threads taking more than kStall times its plan's best, and kMinStallMs
+// more, counts as a stall (a preempted thread costs the OS's time slice, a millisecond or so; a
+// run of 10 us that an interrupt made 30 is not one: before that floor the MLP went to one thread
+// in 40-85% of its runs on a quiet machine);
 // two in a row put the next runs on one thread. After a while one run tries the threads again:
 // back to them when it is not a stall. Two processes backing off take turns finding the cores
 // free, so within kMemory of the last backing off one stall is enough and the while doubles
@@ -21,6 +24,7 @@ namespace kiln::engine {
 class ThreadBackoff {
  public:
   static constexpr double kStall = 3.0;
+  static constexpr double kMinStallMs = 0.5;
 
   // The threads for the next run: `full` (the model's), or 1 while backing off.
   int threads_for_next(int full);

@@ -15,6 +15,7 @@ class ViewStep : public Step {
   ViewStep(const Node& n, int in, int out, std::vector<int64_t> dims) : dims_(std::move(dims)) {
     node = &n;
     kernel = "engine.view";
+    threads = 1;  // no loop: a view takes no thread but the caller's
     inputs = {in};
     outputs = {{out, OutputMemory::kAlias, in}};
   }
