@@ -13,6 +13,7 @@
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/elementwise.h"
 #include "engine/cpu/fused_elementwise.h"
+#include "engine/cpu/kernels.h"
 #include "engine/cpu/layout.h"
 #include "engine/cpu/nms.h"
 #include "engine/cpu/normalization.h"
@@ -247,9 +248,46 @@ void register_recurrent() {
         packed->product(b, state->data<float>(), out->data() + b * gates * engine::cpu::PackedRecurrent::kBlockUnits);
       set_bytes(s, r->numel());
     });
+    add("kiln_rows/" + what, [=](benchmark::State& s) {
+      kiln::cpu::kernels().rows_times_rows(state->data<float>(), 1, h, r->data<float>(), gates * h, nullptr, out->data(), gates * h);
+      set_bytes(s, r->numel());
+    });
     add("sgemm/" + what, [=](benchmark::State& s) {
       engine::cpu::gemm_bt("bench", 1, gates * h, h, state->data<float>(), h, r->data<float>(), out->data(), gates * h);
       set_bytes(s, r->numel());
+    });
+  }
+}
+
+// A small product on a constant weight (cpu.matmul): x [M, K] times a Linear layer's weight
+// [N, K] as it is stored (rows_times_rows), times its transpose [K, N] (rows_times_matrix), and
+// oneDNN's sgemm of the same. K 768, N 256: the MLP's first Gemm; M 1 to 16.
+void register_small_matmul() {
+  const int64_t k = 768, n = 256;
+  auto w = std::make_shared<Tensor>(input({n, k}));
+  auto wt = std::make_shared<std::vector<float>>(static_cast<size_t>(k * n + 16));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) (*wt)[j * n + i] = w->data<float>()[i * k + j];
+  auto bias = std::make_shared<std::vector<float>>(static_cast<size_t>(n), 0.5f);
+  for (int64_t m : {1, 4, 16}) {
+    auto x = std::make_shared<Tensor>(input({m, k}, 2));
+    auto y = std::make_shared<std::vector<float>>(static_cast<size_t>(m * n));
+    const std::string what = fmt::format("SmallMatmul/{}x{}x{}", m, k, n);
+    add("kiln_rows/" + what, [=](benchmark::State& s) {
+      kiln::cpu::kernels().rows_times_rows(x->data<float>(), m, k, w->data<float>(), n, bias->data(), y->data(), n);
+      set_bytes(s, w->numel());
+    });
+    add("kiln_rows_misaligned/" + what, [=](benchmark::State& s) {
+      kiln::cpu::kernels().rows_times_rows(x->data<float>(), m, k, wt->data() + 1, n, bias->data(), y->data(), n);
+      set_bytes(s, w->numel());
+    });
+    add("kiln_cols/" + what, [=](benchmark::State& s) {
+      kiln::cpu::kernels().rows_times_matrix(x->data<float>(), m, k, wt->data(), n, bias->data(), y->data(), n);
+      set_bytes(s, w->numel());
+    });
+    add("sgemm/" + what, [=](benchmark::State& s) {
+      engine::cpu::gemm_bt("bench", m, n, k, x->data<float>(), k, w->data<float>(), y->data(), n);
+      set_bytes(s, w->numel());
     });
   }
 }
@@ -385,6 +423,7 @@ int main(int argc, char** argv) {
   register_fused();
   register_rows();
   register_recurrent();
+  register_small_matmul();
   register_layout();
   register_resize();
   register_nms();

@@ -51,6 +51,12 @@ struct IsaKernels {
   void (*rows_times_matrix)(const float* x, int64_t rows, int64_t depth, const float* w,
                             int64_t cols, const float* bias, float* y, int64_t ldy);
 
+  // y[r * ldy + c] = bias[c] + sum over k < depth of x[r * depth + k] * w[c * depth + k], for
+  // r < rows, c < cols (bias may be null: 0): rows times a matrix given by its rows, [cols,
+  // depth] (a Linear layer's weight; cpu.matmul).
+  void (*rows_times_rows)(const float* x, int64_t rows, int64_t depth, const float* w,
+                          int64_t cols, const float* bias, float* y, int64_t ldy);
+
   // One output row of a depthwise conv on a block of 16 channels (depthwise_conv.h): for o <
   // out_w, c < 16, y[o * ldy + c] = bias[c] + sum over i < kh, j < kw of
   // rows[i][(o * stride + j) * ldr + c] * w[(i * kw + j) * 16 + c].

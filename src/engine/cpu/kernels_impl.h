@@ -476,6 +476,7 @@ const IsaKernels& isa_kernels() {
       .scale_runs = scale_runs_kernel,
       .lerp = lerp_kernel,
       .rows_times_matrix = rows_times_matrix_kernel,
+      .rows_times_rows = rows_times_rows_kernel,
       .depthwise_row = depthwise_row_kernel,
       .pool_row = pool_row_kernel,
       .block_affine = block_affine_kernel,

@@ -206,6 +206,63 @@ void rows_times_matrix_kernel(const float* x, int64_t rows, int64_t depth, const
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rows times a matrix given by its rows (a Linear layer's [N, K] weight, Gemm's transB): R rows
+// by C weight rows at a time, each accumulator a register of partial sums along k, summed across
+// its lanes at the end. Every load is contiguous (the weight rows are streamed as they are
+// stored, no packed copy) and each weight register serves R rows.
+
+template <int R, int C>
+inline void rows_dot_block(const float* x, int64_t depth, const float* w, const float* bias,
+                           float* y, int64_t ldy) {
+  Vec acc[R][C];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) acc[r][c] = Vec::zero();
+  const auto step = [&](int64_t k, auto load) {
+    Vec xr[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) xr[r] = load(x + r * depth + k);
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) {
+      const Vec wc = load(w + c * depth + k);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) acc[r][c] = fma(xr[r], wc, acc[r][c]);
+    }
+  };
+  int64_t k = 0;
+  for (; k + W <= depth; k += W) step(k, [](const float* p) { return Vec::load(p); });
+  if (k < depth) {
+    const int lanes = static_cast<int>(depth - k);
+    step(k, [lanes](const float* p) { return Vec::load(p, lanes); });  // zeros past the row
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) y[r * ldy + c] = (bias ? bias[c] : 0.0f) + sum(acc[r][c]);
+}
+
+template <int R>
+inline void rows_dot_panel(const float* x, int64_t depth, const float* w, int64_t cols,
+                           const float* bias, float* y, int64_t ldy) {
+  // One row (a vector times the matrix: the weights streamed once) takes 8 weight rows at a time
+  // for independent chains; more rows take 4 (R * 4 accumulators, R + 1 loads a step).
+  constexpr int C = R == 1 ? 8 : 4;
+  int64_t c = 0;
+  for (; c + C <= cols; c += C)
+    rows_dot_block<R, C>(x, depth, w + c * depth, bias ? bias + c : nullptr, y + c, ldy);
+  for (; c < cols; ++c) rows_dot_block<R, 1>(x, depth, w + c * depth, bias ? bias + c : nullptr, y + c, ldy);
+}
+
+void rows_times_rows_kernel(const float* x, int64_t rows, int64_t depth, const float* w,
+                            int64_t cols, const float* bias, float* y, int64_t ldy) {
+  constexpr int R = Vec::kRegisters >= 32 ? 4 : 2;  // 16 or 8 accumulators, the loads beside them
+  int64_t r = 0;
+  for (; r + R <= rows; r += R) rows_dot_panel<R>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy);
+  for (; r < rows; ++r) rows_dot_panel<1>(x + r * depth, depth, w, cols, bias, y + r * ldy, ldy);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Transpose of 4-byte elements: register tiles, scalar edges.
 
 void transpose_4b_kernel(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,

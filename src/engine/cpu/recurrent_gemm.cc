@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 #include "engine/cpu/kernels.h"
 
 namespace kiln::engine::cpu {
@@ -27,56 +29,27 @@ void StageScheduler::wait_until(int64_t done) const {
 }
 
 PackedRecurrent::PackedRecurrent(const float* r, int64_t gates, int64_t hidden)
-    : gates_(gates), hidden_(hidden) {
-  const int64_t H = hidden;
-  int64_t total = 0;
-  for (int64_t b = 0; b < blocks(); ++b) {
-    offsets_.push_back(total);
-    total += H * width(b);
-  }
-  data_.assign(static_cast<size_t>(total), 0.0f);
-  zeros_.assign(static_cast<size_t>(kBlockUnits * gates), 0.0f);
-  for (int64_t b = 0; b < blocks(); ++b) {
-    const UnitRange u = block_units(b);
-    const int64_t w = width(b);
-    float* at = data_.data() + offsets_[b];
-    for (int64_t unit = u.first; unit < u.last; ++unit) {
-      const int64_t p = (unit - u.first) / kPanel, lane = (unit - u.first) % kPanel;
-      for (int64_t g = 0; g < gates; ++g) {
-        const float* row = r + (g * H + unit) * H;  // this gate's weights of this unit
-        const int64_t col = (p * gates + g) * kPanel + lane;
-        for (int64_t k = 0; k < H; ++k) at[k * w + col] = row[k];
-      }
-    }
-  }
+    : gates_(gates), hidden_(hidden), rows_(DataType::kFloat, {gates * hidden, hidden}) {
+  std::copy(r, r + rows_.numel(), rows_.data<float>());
 }
 
 void PackedRecurrent::unpack(float* r) const {
-  const int64_t H = hidden_;
-  for (int64_t b = 0; b < blocks(); ++b) {
-    const UnitRange u = block_units(b);
-    const int64_t w = width(b);
-    const float* at = data_.data() + offsets_[b];
-    for (int64_t unit = u.first; unit < u.last; ++unit) {
-      const int64_t p = (unit - u.first) / kPanel, lane = (unit - u.first) % kPanel;
-      for (int64_t g = 0; g < gates_; ++g) {
-        float* row = r + (g * H + unit) * H;
-        const int64_t col = (p * gates_ + g) * kPanel + lane;
-        for (int64_t k = 0; k < H; ++k) row[k] = at[k * w + col];
-      }
-    }
-  }
-}
-
-int64_t PackedRecurrent::width(int64_t b) const {
-  const int64_t panels = (block_units(b).size() + kPanel - 1) / kPanel;
-  return panels * gates_ * kPanel;
+  std::copy(rows_.data<float>(), rows_.data<float>() + rows_.numel(), r);
 }
 
 void PackedRecurrent::product(int64_t b, const float* h, float* out) const {
-  const int64_t w = width(b);
-  kiln::cpu::kernels().rows_times_matrix(h, 1, hidden_, data_.data() + offsets_[b], w, zeros_.data(),
-                                         out, w);
+  const int64_t H = hidden_;
+  const UnitRange u = block_units(b);
+  const float* rows = rows_.data<float>();
+  const auto& k = kiln::cpu::kernels();
+  for (int64_t first = u.first; first < u.last; first += kPanel) {
+    const int64_t p = (first - u.first) / kPanel, n = std::min(kPanel, u.last - first);
+    for (int64_t g = 0; g < gates_; ++g) {
+      float* at = out + (p * gates_ + g) * kPanel;
+      k.rows_times_rows(h, 1, H, rows + (g * H + first) * H, n, nullptr, at, n);
+      std::fill(at + n, at + kPanel, 0.0f);  // units past H
+    }
+  }
 }
 
 }  // namespace kiln::engine::cpu

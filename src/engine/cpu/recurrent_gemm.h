@@ -3,8 +3,9 @@
 //
 // A step's recurrent product reads every recurrent weight ([gates * H, H]: 1 MB for a 256-unit
 // LSTM) and little else: it runs at the speed a core streams them from its cache. So at batch 1
-// the weights are packed once (PackedRecurrent: one contiguous stream per block of units, read
-// 1.34x faster than the plain rows) and the units are split over the threads: each streams its
+// the weights are copied once into aligned memory (PackedRecurrent: read as stored, 1.2-1.6x
+// faster than oneDNN's sgemm of the initializer's rows) and the units are split over the
+// threads: each streams its
 // own blocks (which stay in its own core's cache from step to step) and makes the gates of its
 // units; a StageScheduler hands the new state to all at the end of a step (two stages for GRU
 // without linear_before_reset), and gives a late thread's blocks to one that is not. Batches use
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "engine/cpu/parallel.h"
+#include "ir/tensor.h"
 #include "support/error.h"
 
 namespace kiln::engine::cpu {
@@ -64,12 +66,14 @@ inline void gate_products(const char* op, int gates, int64_t m, int64_t hidden, 
             c + g * hidden + u.first, ldc);
 }
 
-// The recurrent weights of some gates ([gates * H, H], gate-major as ONNX lays them out) packed
-// for batch-1 steps: blocks of up to kBlockUnits units, each [H][panels * gates * 16] (for each
-// k, the block's outputs: unit panel p of 16 units, gate g at (p * gates + g) * 16; units past H
-// zero). A block's product is then one contiguous stream (rows_times_matrix of one row): 9.4 us
-// for a 256-unit LSTM's 1 MB against 12.6 for oneDNN's sgemm of the plain rows (Intel Xeon, one
-// core), and each thread streams its own blocks.
+// The recurrent weights of some gates ([gates * H, H], gate-major as ONNX lays them out) for
+// batch-1 steps: their rows copied once into 64-byte-aligned memory (an initializer's bytes sit
+// 16 bytes past a page: every 64-byte load would span two cache lines), read as stored by
+// rows_times_rows. A block's product gives, per panel p of 16 units, gate g's sums at
+// (p * gates + g) * 16 (units past H zero). H 256, one core (kiln_micro_bench RecurrentStep,
+// Intel Xeon family 6 model 207): 10.4 us a step for the LSTM's 1 MB where a panel-packed copy
+// read by rows_times_matrix took 16.3 and oneDNN's sgemm of the plain rows 12.5; GRU 7.2 / 11.8
+// / 9.4.
 class PackedRecurrent {
  public:
   static constexpr int64_t kPanel = 16, kBlockUnits = 64;
@@ -85,14 +89,11 @@ class PackedRecurrent {
   void product(int64_t b, const float* h, float* out) const;
   // The rows it was made from ([gates * H, H]) written to r again, exactly.
   void unpack(float* r) const;
-  size_t bytes() const { return (data_.size() + zeros_.size()) * sizeof(float); }
+  size_t bytes() const { return static_cast<size_t>(rows_.numel()) * sizeof(float); }
 
  private:
-  int64_t width(int64_t b) const;  // panels * gates * 16
   int64_t gates_, hidden_;
-  std::vector<float> data_;
-  std::vector<int64_t> offsets_;  // where each block starts in data_
-  std::vector<float> zeros_;  // rows_times_matrix's bias
+  Tensor rows_;  // [gates * H, H], 64-byte aligned
 };
 
 // f(t) on `threads` threads (t = 0 alone when 1).
