@@ -34,13 +34,14 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-// x: float[batch, 16] -> MatMul(w: 16x8) -> Add(b) -> Relu: a oneDNN matmul with constant weights
+// x: float[batch, 512] -> MatMul(w: 512x512) -> Add(b) -> Relu: a oneDNN matmul with constant weights
 // (pre-packed) and a symbolic batch.
 Model linear_model() {
   ModelBuilder b;
-  Value* x = b.input("x", Shape{Dim::symbol("batch"), 16});
-  Value* w = b.constant("w", random_tensor({16, 8}, 1));
-  Value* bias = b.constant("b", random_tensor({8}, 2));
+  // more than one thread's work at batch 2: oneDNN's matmul, whose packed weights the artifact holds
+  Value* x = b.input("x", Shape{Dim::symbol("batch"), 512});
+  Value* w = b.constant("w", random_tensor({512, 512}, 1));
+  Value* bias = b.constant("b", random_tensor({512}, 2));
   b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w}), bias})}));
   return b.take();
 }
@@ -53,7 +54,7 @@ fs::path write_model(Model m, const fs::path& dir) {
 }
 
 std::vector<RtValue> feeds(int64_t batch) {
-  return {RtValue::of(random_tensor({batch, 16}, 3))};
+  return {RtValue::of(random_tensor({batch, 512}, 3))};
 }
 
 TEST(Artifact, CompiledModelRunsLikeTheOriginal) {

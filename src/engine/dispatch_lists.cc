@@ -30,8 +30,10 @@ const std::vector<DispatchList>& dispatch_lists() {
        {{&kOnednnQuantConv, kProducers}, {&kCpuDepthwiseConv, kProducers}, {&kOnednnConv, kFusing}}},
       {{"QLinearConv", "ConvInteger"}, kAnyType, {{&kOnednnQLinearConv, kAll}}},
       {{"ConvTranspose"}, kFloat, {{&kCpuPatchDeconv, kFusing}, {&kOnednnDeconv, kFusing}}},
-      // With constant int8 weights (QDQ, dynamic QDQ, ONNX Runtime's MatMulInteger form): int8.
-      {{"MatMul", "Gemm"}, kFloat, {{&kOnednnQuantMatmul, kProducers}, {&kOnednnMatmul, kFusing}}},
+      // With constant int8 weights (QDQ, dynamic QDQ, ONNX Runtime's MatMulInteger form): int8;
+      // a product of few multiply-adds on a constant float weight is kiln's (no oneDNN kernel).
+      {{"MatMul", "Gemm"}, kFloat,
+       {{&kOnednnQuantMatmul, kProducers}, {&kCpuSmallMatmul, kFusing}, {&kOnednnMatmul, kFusing}}},
       {{"MatMulInteger"}, kAnyType, {{&kOnednnQuantMatmul, kFusing}}},
       {{"QLinearMatMul"}, kAnyType, {{&kOnednnQuantMatmul, kAll}}},
       {{"Attention"}, kFloat, {{&kOnednnAttention, kAll}}},

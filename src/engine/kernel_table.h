@@ -19,10 +19,13 @@ namespace kiln::engine {
 class Lowering;
 
 // What an implementation sees when it decides whether it takes a node.
+struct EngineOptions;
+
 struct MatchContext {
   const GraphFacts& facts;
   const std::unordered_set<const Node*>& claimed;  // nodes already in a group
   bool standalone = false;                         // fuse nothing: the node alone
+  const EngineOptions* options = nullptr;          // the engine's (null: the defaults)
 
   bool is_free(const Node* n) const { return !claimed.contains(n); }
 };

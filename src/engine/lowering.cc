@@ -74,7 +74,7 @@ void Lowering::group_nodes() {
   const KernelTable& table = KernelTable::global();
   const auto& nodes = facts_.graph().nodes();
   auto try_impls = [&](const Node& n, Sweep sweep) {
-    const MatchContext ctx{facts_, claimed_, false};
+    const MatchContext ctx{facts_, claimed_, false, &options()};
     for (const DispatchEntry& e : table.find(n, facts_)) {
       if (e.sweep > sweep) continue;  // an entry is tried from its sweep on
       Group g{.impl = e.impl, .anchor = &n};
@@ -159,7 +159,7 @@ void Lowering::build_group(Group& g) {
 
 void Lowering::lower_standalone(const Node* n) {
   current_node_ = n;
-  const MatchContext ctx{facts_, claimed_, true};
+  const MatchContext ctx{facts_, claimed_, true, &options()};
   for (const DispatchEntry& e : KernelTable::global().find(*n, facts_)) {
     const KernelImpl* impl = e.impl;
     Group g{.impl = impl, .anchor = n, .position = facts_.position(n)};

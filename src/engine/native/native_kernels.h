@@ -20,6 +20,7 @@ extern const KernelImpl kCpuConcatShuffle;
 extern const KernelImpl kCpuResize;          // resize_step.cc: constant scales or sizes
 extern const KernelImpl kCpuPatchDeconv;     // patch_deconv_step.cc
 extern const KernelImpl kCpuDepthwiseConv;   // depthwise_conv_step.cc
+extern const KernelImpl kCpuSmallMatmul;     // small_matmul_step.cc
 extern const KernelImpl kCpuPool;            // pool_step.cc: MaxPool, AveragePool in channel blocks
 extern const KernelImpl kEngineView;         // view_step.cc
 extern const KernelImpl kCpuPad;             // pad_step.cc
