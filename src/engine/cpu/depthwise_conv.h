@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/cpu/aligned.h"
 #include "engine/cpu/elementwise.h"
 
 namespace kiln::cpu {
@@ -33,8 +34,8 @@ enum class ChannelLayout { kLast, kBlocked16 };
 struct DepthwiseConv {
   DepthwiseShape shape;
   ChannelLayout layout = ChannelLayout::kLast;
-  std::vector<float> weights;    // [blocks][kh][kw][16], zeros past the channels
-  std::vector<float> bias;       // [blocks][16]
+  AlignedFloats weights;         // [blocks][kh][kw][16], zeros past the channels
+  AlignedFloats bias;            // [blocks][16]
   std::vector<RowOp> prologue;   // on each input value before the conv
   std::vector<RowOp> epilogue;   // on each output value after the bias
 };

@@ -8,9 +8,9 @@
 
 namespace kiln::cpu {
 
-std::vector<float> pack_patch_deconv_weights(const float* w, int64_t channels, int64_t out_channels,
+AlignedFloats pack_patch_deconv_weights(const float* w, int64_t channels, int64_t out_channels,
                                              int64_t kh, int64_t kw) {
-  std::vector<float> packed(static_cast<size_t>(kh * channels * kw * out_channels));
+  AlignedFloats packed(static_cast<size_t>(kh * channels * kw * out_channels));
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t m = 0; m < out_channels; ++m)
       for (int64_t a = 0; a < kh; ++a)

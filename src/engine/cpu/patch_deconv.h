@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/cpu/aligned.h"
 #include "engine/cpu/elementwise.h"
 
 namespace kiln::cpu {
@@ -24,7 +25,7 @@ struct PatchDeconvShape {
 };
 
 // ONNX's weights [C, M, kh, kw] as the kernel reads them: [kh][C][kw * M].
-std::vector<float> pack_patch_deconv_weights(const float* w, int64_t channels, int64_t out_channels,
+AlignedFloats pack_patch_deconv_weights(const float* w, int64_t channels, int64_t out_channels,
                                              int64_t kh, int64_t kw);
 
 // y [N, out_h, out_w, M] (channels-last) from x [N, H, W, C]; `bias` has M values (or null),

@@ -29,18 +29,16 @@ void StageScheduler::wait_until(int64_t done) const {
 }
 
 PackedRecurrent::PackedRecurrent(const float* r, int64_t gates, int64_t hidden)
-    : gates_(gates), hidden_(hidden), rows_(DataType::kFloat, {gates * hidden, hidden}) {
-  std::copy(r, r + rows_.numel(), rows_.data<float>());
-}
+    : gates_(gates), hidden_(hidden), rows_(r, r + gates * hidden * hidden) {}
 
 void PackedRecurrent::unpack(float* r) const {
-  std::copy(rows_.data<float>(), rows_.data<float>() + rows_.numel(), r);
+  std::copy(rows_.begin(), rows_.end(), r);
 }
 
 void PackedRecurrent::product(int64_t b, const float* h, float* out) const {
   const int64_t H = hidden_;
   const UnitRange u = block_units(b);
-  const float* rows = rows_.data<float>();
+  const float* rows = rows_.data();
   const auto& k = kiln::cpu::kernels();
   for (int64_t first = u.first; first < u.last; first += kPanel) {
     const int64_t p = (first - u.first) / kPanel, n = std::min(kPanel, u.last - first);

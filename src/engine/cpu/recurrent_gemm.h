@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "engine/cpu/parallel.h"
-#include "ir/tensor.h"
+#include "engine/cpu/aligned.h"
 #include "support/error.h"
 
 namespace kiln::engine::cpu {
@@ -89,11 +89,11 @@ class PackedRecurrent {
   void product(int64_t b, const float* h, float* out) const;
   // The rows it was made from ([gates * H, H]) written to r again, exactly.
   void unpack(float* r) const;
-  size_t bytes() const { return static_cast<size_t>(rows_.numel()) * sizeof(float); }
+  size_t bytes() const { return rows_.size() * sizeof(float); }
 
  private:
   int64_t gates_, hidden_;
-  Tensor rows_;  // [gates * H, H], 64-byte aligned
+  kiln::cpu::AlignedFloats rows_;  // [gates * H, H]
 };
 
 // f(t) on `threads` threads (t = 0 alone when 1).

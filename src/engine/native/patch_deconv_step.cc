@@ -54,7 +54,7 @@ class PatchDeconvStep : public NativeStep {
 
  private:
   cpu::PatchDeconvShape shape_;
-  std::vector<float> packed_;
+  cpu::AlignedFloats packed_;
   std::optional<Tensor> bias_;
   std::vector<cpu::RowOp> epilogue_;
 };
