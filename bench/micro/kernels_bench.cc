@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cpu/aligned.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/elementwise.h"
 #include "engine/cpu/fused_elementwise.h"
@@ -259,26 +260,34 @@ void register_recurrent() {
   }
 }
 
-// A small product on a constant weight (cpu.matmul): x [M, K] times a Linear layer's weight
-// [N, K] as it is stored (rows_times_rows), times its transpose [K, N] (rows_times_matrix), and
-// oneDNN's sgemm of the same. K 768, N 256: the MLP's first Gemm; M 1 to 16.
+// Products on a constant weight: x [M, K] times a Linear layer's weight [N, K] as it is stored
+// (rows_times_rows: cpu.matmul, the recurrent steps), times its transpose [K, N]
+// (rows_times_matrix), both aligned, the first also 4 bytes off a cache line; and oneDNN's sgemm
+// of the same. 1-16 x 768 x 256: the MLP's first Gemm; 128 x 80 x 1024 and 128 x 256 x 768: the
+// speech model's LSTM and GRU input projections (its 128 steps at once).
 void register_small_matmul() {
-  const int64_t k = 768, n = 256;
-  auto w = std::make_shared<Tensor>(input({n, k}));
-  auto wt = std::make_shared<std::vector<float>>(static_cast<size_t>(k * n + 16));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) (*wt)[j * n + i] = w->data<float>()[i * k + j];
-  auto bias = std::make_shared<std::vector<float>>(static_cast<size_t>(n), 0.5f);
-  for (int64_t m : {1, 4, 16}) {
+  struct Shape {
+    int64_t m, k, n;
+  };
+  for (const Shape& sh : {Shape{1, 768, 256}, Shape{4, 768, 256}, Shape{16, 768, 256},
+                          Shape{128, 80, 1024}, Shape{128, 256, 768}}) {
+    const int64_t m = sh.m, k = sh.k, n = sh.n;
+    auto w = std::make_shared<Tensor>(input({n, k}));
+    auto wt = std::make_shared<kiln::cpu::AlignedFloats>(static_cast<size_t>(k * n));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j) (*wt)[j * n + i] = w->data<float>()[i * k + j];
+    auto off = std::make_shared<kiln::cpu::AlignedFloats>(static_cast<size_t>(k * n + 16));
+    std::copy(w->data<float>(), w->data<float>() + n * k, off->data() + 1);
+    auto bias = std::make_shared<std::vector<float>>(static_cast<size_t>(n), 0.5f);
     auto x = std::make_shared<Tensor>(input({m, k}, 2));
     auto y = std::make_shared<std::vector<float>>(static_cast<size_t>(m * n));
-    const std::string what = fmt::format("SmallMatmul/{}x{}x{}", m, k, n);
+    const std::string what = fmt::format("Product/{}x{}x{}", m, k, n);
     add("kiln_rows/" + what, [=](benchmark::State& s) {
       kiln::cpu::kernels().rows_times_rows(x->data<float>(), m, k, w->data<float>(), n, bias->data(), y->data(), n);
       set_bytes(s, w->numel());
     });
     add("kiln_rows_misaligned/" + what, [=](benchmark::State& s) {
-      kiln::cpu::kernels().rows_times_rows(x->data<float>(), m, k, wt->data() + 1, n, bias->data(), y->data(), n);
+      kiln::cpu::kernels().rows_times_rows(x->data<float>(), m, k, off->data() + 1, n, bias->data(), y->data(), n);
       set_bytes(s, w->numel());
     });
     add("kiln_cols/" + what, [=](benchmark::State& s) {
