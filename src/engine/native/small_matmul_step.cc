@@ -65,6 +65,9 @@ std::optional<SmallProduct> small_product(const Node& n, const GraphFacts& f) {
   p.n = p.weight_rows ? (*wd)[0] : (*wd)[1];
   if ((p.weight_rows ? (*wd)[1] : (*wd)[0]) != p.k || p.n <= 0) return std::nullopt;
   p.m = dims_product(*ad, 0, ad->size() - 1);
+  std::vector<int64_t> out(ad->begin(), ad->end() - 1);
+  out.push_back(p.n);
+  if (*od != out) return std::nullopt;  // what the step writes is what the plan holds
   if (p.c) {
     const int64_t c_len = f.dims(p.c)->empty() ? 1 : f.dims(p.c)->back();
     if (c_len != 1 && c_len != p.n) return std::nullopt;
