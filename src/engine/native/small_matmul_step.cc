@@ -64,6 +64,9 @@ std::optional<SmallProduct> small_product(const Node& n, const GraphFacts& f) {
   p.k = ad->back();
   p.n = p.weight_rows ? (*wd)[0] : (*wd)[1];
   if ((p.weight_rows ? (*wd)[1] : (*wd)[0]) != p.k || p.n <= 0) return std::nullopt;
+  double flops = 2.0 * static_cast<double>(p.k) * static_cast<double>(p.n);  // (in double: no overflow)
+  for (size_t i = 0; i + 1 < ad->size(); ++i) flops *= static_cast<double>((*ad)[i]);
+  if (threads_for_work(flops) != 1) return std::nullopt;
   p.m = dims_product(*ad, 0, ad->size() - 1);
   std::vector<int64_t> out(ad->begin(), ad->end() - 1);
   out.push_back(p.n);
@@ -72,9 +75,6 @@ std::optional<SmallProduct> small_product(const Node& n, const GraphFacts& f) {
     const int64_t c_len = f.dims(p.c)->empty() ? 1 : f.dims(p.c)->back();
     if (c_len != 1 && c_len != p.n) return std::nullopt;
   }
-  if (threads_for_work(2.0 * static_cast<double>(p.m) * static_cast<double>(p.k) *
-                       static_cast<double>(p.n)) != 1)
-    return std::nullopt;
   return p;
 }
 
