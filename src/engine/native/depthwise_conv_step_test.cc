@@ -1,8 +1,9 @@
 // cpu.depthwise_conv against the reference Conv: EfficientNet's block (a 1x1 expansion conv, SiLU,
 // the depthwise conv with its bias and SiLU) takes the SiLU before the depthwise conv away from
 // the expansion conv, at strides 1 and 2, 3x3 and 5x5, with a partial channel block and batches;
-// a squeeze-and-excitation's GlobalAveragePool of the result is summed alongside; a depthwise conv
-// whose input SiLU is read elsewhere too, or without one, stays on oneDNN.
+// a squeeze-and-excitation's GlobalAveragePool of the result is summed alongside; a 2-D depthwise
+// conv whose input SiLU is read elsewhere too, or without one, stays on oneDNN; 1-D ones (Silero
+// VAD's) are taken alone, with their bias and activation.
 #include "engine/engine_test_util.h"
 
 namespace kiln::engine {
@@ -79,6 +80,34 @@ TEST(DepthwiseConvStep, LeavesOtherDepthwiseConvsToOnednn) {
     const auto s = expect_same_as_reference([&] { return block_model(c); }, {random_tensor(c.x, 1)}, 1e-4, 1e-4);
     EXPECT_EQ(steps_of(s, "cpu.depthwise_conv"), 0) << s.listing;
     EXPECT_EQ(steps_of(s, "onednn.conv"), 2);
+  }
+}
+
+// 1-D depthwise convs, which oneDNN 2.6 runs as a gemm per channel: taken with or without what
+// follows, channels in whole blocks or not, strides 1 and 2.
+TEST(DepthwiseConvStep, TakesOneDimensionalOnes) {
+  struct Case {
+    V x;
+    int64_t k, stride;
+    bool relu_after;
+  };
+  for (const Case& c : {Case{{1, 258, 8}, 5, 1, false}, Case{{2, 32, 17}, 3, 2, true},
+                        Case{{1, 16, 4}, 5, 1, true}, Case{{1, 40, 30}, 7, 1, false}}) {
+    SCOPED_TRACE(dims_to_string(c.x));
+    const auto make = [&] {
+      ModelBuilder b;
+      const int64_t ch = c.x[1], p = c.k / 2;
+      Value* y = b.op("Conv", {b.input("x", shape_of(c.x)), b.constant("w", random_tensor({ch, 1, c.k}, 2)),
+                               b.constant("b", random_tensor({ch}, 3))},
+                      {attr("group", ch), attr("strides", V{c.stride}), attr("pads", V{p, p})});
+      if (c.relu_after) y = b.op("Relu", {y});
+      b.output(y);
+      return b.take();
+    };
+    const auto s = expect_same_as_reference(make, {random_tensor(c.x, 1)}, 1e-4, 1e-4);
+    EXPECT_EQ(steps_of(s, "cpu.depthwise_conv"), 1) << s.listing;
+    EXPECT_EQ(steps_of(s, "onednn.conv"), 0);
+    EXPECT_EQ(steps_of(s, "reference"), 0);
   }
 }
 
