@@ -205,6 +205,13 @@ const Tensor* bias_constant(const EpilogueUnit& u, const GraphFacts& f) {
   return nullptr;
 }
 
+Tensor gemm_bias(const Tensor& c, float beta, int64_t channels) {
+  Tensor b(DataType::kFloat, {channels});
+  for (int64_t i = 0; i < channels; ++i)
+    b.data<float>()[i] = beta * static_cast<float>(c.get_f64(c.numel() == 1 ? 0 : i));
+  return b;
+}
+
 std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64_t channels) {
   if (!own && !unit) return std::nullopt;
   Tensor b(DataType::kFloat, {channels});

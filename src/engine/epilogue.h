@@ -37,5 +37,8 @@ bool append_post_op(std::vector<PostOp>& seq, const PostOp& op);
 std::optional<Tensor> combined_bias(const Tensor* own, const Tensor* unit, int64_t channels);
 // The constant of a bias unit.
 const Tensor* bias_constant(const EpilogueUnit& u, const GraphFacts& f);
+// Gemm's own bias: beta * C as `channels` values, C a scalar or a row of `channels` (the caller
+// has checked which).
+Tensor gemm_bias(const Tensor& c, float beta, int64_t channels);
 
 }  // namespace kiln::engine

@@ -36,7 +36,7 @@ void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed
   // added into the row. (Tiling patches went that way too: PP-OCR det's 24 -> 1 head at 320x320,
   // 1.96 -> 1.25 ms at 1 thread, then at this machine's DRAM bandwidth.)
   const bool narrow = cols < k.width;
-  std::vector<float> packed_t;  // narrow: per kernel row, [cols, C]
+  AlignedFloats packed_t;  // narrow: per kernel row, [cols, C]
   if (narrow) {
     packed_t.resize(static_cast<size_t>(s.kh * cols * C));
     for (int64_t a = 0; a < s.kh; ++a)
@@ -52,11 +52,12 @@ void patch_deconv(const PatchDeconvShape& s, const float* x, const float* packed
   const int64_t work_per_row = std::max<int64_t>(1, s.w * C * cols * (tiles ? 1 : s.kh / s.stride_h + 1));
   parallel_for(s.batch * s.out_h, std::max<int64_t>(1, (64 << 10) / work_per_row), [&](int64_t first, int64_t last) {
     std::vector<float> scratch(whole_rows ? 0 : static_cast<size_t>(s.w * cols));
-    // narrow: input rows transposed to [C, W], the last few (overlapping patches read each input
-    // row for several output rows), and one product [cols, W]
+    // narrow overlapping patches: input rows transposed to [C, W], the last few (each input row
+    // serves several output rows), and one product [cols, W]
     constexpr int kRowsKept = 4;
-    std::vector<float> x_t(narrow ? static_cast<size_t>(kRowsKept * C * s.w) : 0);
-    std::vector<float> z(narrow ? static_cast<size_t>(cols * s.w) : 0);
+    const bool transposed_rows = narrow && !tiles;
+    std::vector<float> x_t(transposed_rows ? static_cast<size_t>(kRowsKept * C * s.w) : 0);
+    std::vector<float> z(transposed_rows ? static_cast<size_t>(cols * s.w) : 0);
     int64_t x_t_rows[kRowsKept] = {-1, -1, -1, -1};
     int next_kept = 0;
     // z = input row `row` (of all images) times the weights of kernel row a, transposed: [cols, W]

@@ -103,11 +103,7 @@ Tensor aligned_weight(const Value* v, const Tensor& w, Lowering& lw) {
 // Gemm's own bias: beta * C along N.
 std::optional<Tensor> own_bias(const SmallProduct& p, const GraphFacts& f) {
   if (!p.c) return std::nullopt;
-  const Tensor& c = *f.constant(p.c);
-  Tensor b(DataType::kFloat, {p.n});
-  for (int64_t i = 0; i < p.n; ++i)
-    b.data<float>()[i] = p.beta * static_cast<float>(c.get_f64(c.numel() == 1 ? 0 : i));
-  return b;
+  return gemm_bias(*f.constant(p.c), p.beta, p.n);
 }
 
 class SmallMatmulStep : public NativeStep {

@@ -252,11 +252,7 @@ std::vector<EpilogueUnit> c_units(const Product& p, const GraphFacts& f) {
 // Gemm's own bias (beta * C) when C is a constant row.
 std::optional<Tensor> own_bias(const Product& p, const GraphFacts& f) {
   if (!c_is_bias(p, f)) return std::nullopt;
-  const Tensor& c = *f.constant(p.c);
-  Tensor b(DataType::kFloat, {p.dst[1]});
-  for (int64_t i = 0; i < p.dst[1]; ++i)
-    b.data<float>()[i] = p.beta * static_cast<float>(c.get_f64(c.numel() == 1 ? 0 : i));
-  return b;
+  return gemm_bias(*f.constant(p.c), p.beta, p.dst[1]);
 }
 
 // The constant weights as the primitive reads them: alpha folded in when it is not 1.
