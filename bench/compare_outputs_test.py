@@ -40,6 +40,15 @@ class CompareOutputs(unittest.TestCase):
         w = np.array([1.0, 2.0], np.float32)
         self.assertEqual(self.verdict([w + np.float32(0.01)], [w]), 1)
 
+    def test_atol_scales_with_the_outputs_largest_magnitude(self):
+        # Logits reaching 8.8: 3e-4 off on an element near 0 is float32 rounding, 2e-3 is not; an
+        # output below 1 keeps the plain atol.
+        w = np.array([8.8, -3.0, 0.0408981], np.float32)
+        self.assertEqual(self.verdict([w - np.array([0, 0, 3e-4], np.float32)], [w]), 0)
+        self.assertEqual(self.verdict([w - np.array([0, 0, 2e-3], np.float32)], [w]), 1)
+        small = np.array([0.5, 0.0], np.float32)
+        self.assertEqual(self.verdict([small + np.array([0, 3e-4], np.float32)], [small]), 1)
+
     def test_nan_matches_only_nan(self):
         self.assertEqual(self.verdict([np.array([np.nan], np.float32)], [np.array([np.nan], np.float32)]), 0)
         self.assertEqual(self.verdict([np.array([np.nan], np.float32)], [np.array([1.0], np.float32)]), 1)

@@ -10,7 +10,8 @@
 # (tools/models/make_inputs.py: batch 1, seq 128), then `kiln bench --json` and ONNX Runtime's
 # `tools/ort/bench.js --json` on those inputs with the same thread count (--rounds N alternates
 # them N times and keeps each side's best p50), then `kiln run` and `tools/ort/run.js` once each,
-# compared at rtol 1e-3, atol 1e-4 (bench/compare_outputs.py). Prints the table (bench/report.py)
+# compared at rtol 1e-3, atol 1e-4 times the output's largest magnitude where above 1
+# (bench/compare_outputs.py). Prints the table (bench/report.py)
 # and writes it to WORK/results.md: p50s, session creation, and each side's peak RSS, less what
 # its process costs on a one-Identity model (measured first). A time measured alone is noise on a
 # shared machine: the ratio of two runs back to back is the figure.

@@ -48,7 +48,7 @@ std::string summary_text(const std::vector<double>& ms) {
 std::string first_difference(const engine::ModelRunner& runner, const std::vector<RtValue>& actual,
                              const std::vector<RtValue>& expected) {
   for (size_t k = 0; k < actual.size() && k < expected.size(); ++k) {
-    const Comparison c = compare_values(actual[k], expected[k], Tolerance{1e-3, 1e-4});
+    const Comparison c = compare_values(actual[k], expected[k], Tolerance{.rtol = 1e-3, .atol = 1e-4, .atol_scales = true});
     if (!c.equal) return fmt::format("output '{}': {}", runner.outputs()[k]->name, c.reason);
   }
   return actual.size() == expected.size() ? "" : "a different number of outputs";

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 
@@ -42,6 +43,13 @@ Comparison compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& to
     if (a.dtype() == DataType::kComplex128) return t.data<double>()[i];
     return t.get_f64(i);
   };
+  double atol = tol.atol;
+  if (tol.atol_scales && !exact) {
+    double peak = 1;
+    for (int64_t i = 0; i < n; ++i)
+      if (const double y = std::fabs(element(b, i)); std::isfinite(y)) peak = std::max(peak, y);
+    atol *= peak;
+  }
   int64_t worst = -1;
   double worst_excess = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -54,7 +62,7 @@ Comparison compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& to
     const double err = std::fabs(x - y);
     c.max_abs_error = std::max(c.max_abs_error, err);
     if (y != 0) c.max_rel_error = std::max(c.max_rel_error, err / std::fabs(y));
-    const double allowed = exact ? 0 : tol.atol + tol.rtol * std::fabs(y);
+    const double allowed = exact ? 0 : atol + tol.rtol * std::fabs(y);
     if (err > allowed || std::isnan(x) != std::isnan(y)) {
       c.equal = false;
       if (worst < 0 || err - allowed > worst_excess || std::isnan(err)) {
