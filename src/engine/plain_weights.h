@@ -26,9 +26,10 @@ class PlainWeights {
 
   // Told by the lowering after each group (its steps are plan.steps[first_step...]). An input
   // of the group whose every reader is now lowered into steps that read packed copies only
-  // (Step::reads_packed_constants), that no slot of the plan
-  // holds and that the cache holds packed (and only packed) loses its plain bytes: the value
-  // keeps its dtype and dims, with no data, until restore().
+  // (Step::reads_packed_constants), that no slot of the plan holds and that the cache holds
+  // packed (and only packed) in a form that gives its bytes back exactly (WeightCache::
+  // drop_source) loses its plain bytes: the value keeps its dtype and dims, with no data, until
+  // restore().
   void lowered(const Group& g, const GraphFacts& facts, const Plan& plan, size_t first_step);
   // Before a new plan: the weights let go of that its inference may read (an input of a node whose
   // inputs are all constant, which inference evaluates) get their plain bytes back (reordered
@@ -41,7 +42,9 @@ class PlainWeights {
   void restore(const Value* v);
   size_t released_bytes() const;
 
-  static constexpr size_t kMinBytes = size_t{1} << 20;
+  // (4 KiB: a page. DenseNet-121's 120 conv weights are all below 1 MiB, the floor before, and
+  // were held twice.)
+  static constexpr size_t kMinBytes = size_t{1} << 12;
 
  private:
   bool releasable(const Value* v, const GraphFacts& facts, const Plan& plan) const;

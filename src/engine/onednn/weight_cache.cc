@@ -137,12 +137,15 @@ std::vector<WeightCache::Packed> WeightCache::packed() const {
 
 namespace {
 
-// `from` lays out exactly t's bytes, each element once: reordering a packed copy back into it
-// gives t again.
-bool covers(const dnnl::memory::desc& from, const Tensor& t) {
+// Reordering the packed copy (laid out by `to`) back into `from` gives t again, exactly: `from`
+// lays out t's bytes, each element once, and `to` holds the same values in a plain blocked layout
+// (not Winograd's transformed weights, not converted to another type such as bf16, no int8
+// compensation appended: oneDNN reorders none of those back, or not exactly).
+bool reads_back(const dnnl::memory::desc& from, const dnnl::memory::desc& to, const Tensor& t) {
   int64_t n = 1;
   for (int64_t d : from.dims()) n *= d;
-  return n == t.numel() && from.get_size() == t.nbytes();
+  return n == t.numel() && from.get_size() == t.nbytes() && to.data.format_kind == dnnl_blocked &&
+         to.data.extra.flags == 0 && to.data_type() == from.data_type();
 }
 
 }  // namespace
@@ -153,7 +156,7 @@ bool WeightCache::drop_source(const Tensor& t, const void* tag) {
   for (const Entry& e : entries_) {
     if (e.dropped || e.source.raw() != t.raw()) continue;
     if (!e.packed) return false;
-    readable = readable || covers(e.from, t);
+    readable = readable || reads_back(e.from, e.to, t);
   }
   for (const Native& e : natives_)
     if (!e.dropped && e.source.raw() == t.raw()) readable = true;  // every packing can unpack
@@ -185,7 +188,7 @@ Tensor WeightCache::restore_source(const void* tag, DataType dtype, const std::v
   bool made = false;
   for (Entry& e : entries_) {
     if (e.dropped != tag) continue;
-    if (!made && covers(e.from, plain)) {
+    if (!made && reads_back(e.from, e.to, plain)) {
       dnnl::memory dst(e.from, dnnl_engine(), plain.raw());
       dnnl::memory src = e.mem;
       dnnl::reorder(src, dst).execute(dnnl_stream(), src, dst);

@@ -46,7 +46,8 @@ class WeightCache {
 
   // Lets go of the plain tensor t, whose packed copies stay: its entries are then known by `tag`
   // (get() no longer matches them) until restore_source. Refused (false, nothing changed) when an
-  // entry uses t's own bytes or no packed entry covers them one to one (to be read back from).
+  // entry uses t's own bytes or no packed entry gives them back exactly (a blocked layout of t's
+  // type, each element once: not Winograd's transformed weights, not a bf16 copy).
   bool drop_source(const Tensor& t, const void* tag);
   // The packed copy in layout `to`, read as `from`, of the plain tensor dropped under `tag`, when
   // there is one: a new plan finds it without the plain bytes brought back.
