@@ -35,9 +35,10 @@
 #
 # The stream row (issue 19): MODEL (a name or a path, as above) served with its symbolic dim NAME
 # drawn anew for every run from LO..HI, `kiln bench --vary` and `tools/ort/bench.js --vary` on the
-# same draws (seeded splitmix64) and threads, in chunks of --stream-chunk runs (default 50, a seed
-# each; the two sides take turns per chunk) up to --stream-runs (default 200); the table gives p50,
-# p99 and max over all runs and the plans kiln made and reused. Default: bert_base:seq=1..512 when
+# same draws (seeded splitmix64) and threads, in chunks of --stream-chunk runs (default 10, a seed
+# each; the two sides take turns per chunk, so the machine's other load falls on both alike) up to
+# --stream-runs (default 200); the table gives p50, p99 and max over all runs, the median of the
+# per-draw ratios, and the plans kiln made and reused. Default: bert_base:seq=1..512 when
 # bert_base is in the model list, else none.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,7 +54,7 @@ models_dir=$root/build/models
 ops=0
 stream=default
 stream_runs=200
-stream_chunk=50
+stream_chunk=10
 
 usage() {
   sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'
