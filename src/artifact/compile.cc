@@ -13,7 +13,6 @@
 #include "artifact/measure.h"
 #include "artifact/placement.h"
 #include "engine/compiled_model.h"
-#include "engine/qdq_pattern.h"
 #include "ir/walk.h"
 #include "onnx/import.h"
 #include "ops/infer.h"
@@ -157,7 +156,7 @@ CompileResult compile(const CompileOptions& o) {
   prepare_model(m, {.allow_newer_opset = o.allow_newer_opset});
   const opt::OptimizeResult optimized = opt::optimize(m, passes);
   infer_shapes(m);
-  if (engine::dedicate_dequantize(*m.graph) > 0) infer_shapes(m);
+  engine::rewrite_for_engine(m);
   const int nodes_after = count_nodes(*m.graph);
 
   std::vector<const Value*> inputs;  // the fed inputs, as the CompiledModel will have them

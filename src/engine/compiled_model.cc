@@ -11,6 +11,7 @@
 #include "engine/plain_weights.h"
 #include "engine/plan.h"
 #include "engine/qdq_pattern.h"
+#include "engine/reduced_float.h"
 #include "engine/threads.h"
 #include "ops/infer.h"
 #include "runtime/session.h"
@@ -47,14 +48,14 @@ CompiledModel::CompiledModel(Model model, const EngineOptions& opts)
   apply_threads(opts_.threads);
   prepare_model(model_, SessionOptions{.allocation_cap = opts_.allocation_cap,
                                        .allow_newer_opset = opts_.allow_newer_opset});
-  dedicate_and_plan();
+  rewrite_and_plan();
 }
 
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Checked)
     : model_(std::move(model)), opts_(opts), weights_(std::make_unique<WeightCache>()),
       plans_(static_cast<size_t>(opts.max_plans)) {
   apply_threads(opts_.threads);
-  dedicate_and_plan();
+  rewrite_and_plan();
 }
 
 CompiledModel::CompiledModel(Model model, const EngineOptions& opts, Prepared,
@@ -72,9 +73,15 @@ void CompiledModel::collect_inputs_outputs() {
   for (const Value* v : model_.graph->outputs) outputs_.push_back(v);
 }
 
-void CompiledModel::dedicate_and_plan() {
+void rewrite_for_engine(Model& m) {
+  int changed = compute_reduced_floats_in_float32(*m.graph);
   // Each reader of a shared DequantizeLinear gets its own, for the int8 kernels to take.
-  if (dedicate_dequantize(*model_.graph) > 0) infer_shapes(model_);
+  changed += dedicate_dequantize(*m.graph);
+  if (changed > 0) infer_shapes(m);
+}
+
+void CompiledModel::rewrite_and_plan() {
+  rewrite_for_engine(model_);
   collect_inputs_outputs();
   // Every input dim known: the one plan there will ever be is made now.
   Signature sig;

@@ -50,13 +50,13 @@ class CompiledModel {
   // Checks, inlines and infers the model (prepare_model), then as Checked below. Fails (kInternal)
   // when opts.optimize_level is above 0: frontend::compile_model runs the optimizer first.
   explicit CompiledModel(Model model, const EngineOptions& opts = {});
-  // A model prepare_model has already made ready (the optimizer's output, inferred again): its
-  // shared DequantizeLinear nodes are dedicated, and the plan is made now when every input dim
-  // is known. opts' optimize_level is ignored.
+  // A model prepare_model has already made ready (the optimizer's output, inferred again): the
+  // engine's rewrites are made (rewrite_for_engine, below), and the plan is made now when every
+  // input dim is known. opts' optimize_level is ignored.
   struct Checked {};
   CompiledModel(Model model, const EngineOptions& opts, Checked);
   // A model that is already what the constructor above makes of one (checked, inlined, optimized,
-  // inferred, DequantizeLinear dedicated: a compiled artifact's graph): none of that is redone,
+  // inferred, rewrite_for_engine's rewrites made: a compiled artifact's graph): none of that is redone,
   // and no plan is made yet. `weights` may come pre-filled (WeightCache::preload). opts'
   // optimize_level is ignored.
   struct Prepared {};
@@ -98,7 +98,7 @@ class CompiledModel {
   using Signature = std::vector<std::vector<int64_t>>;
   Plan& plan_for(const Signature& sig);
   void collect_inputs_outputs();
-  void dedicate_and_plan();
+  void rewrite_and_plan();
 
   Model model_;
   EngineOptions opts_;
@@ -113,5 +113,11 @@ class CompiledModel {
   ChoiceStore choices_;
   std::mutex mu_;
 };
+
+// The engine's own rewrites of a prepared model (checked, inlined, optimized, inferred), before
+// its first plan: nodes computing in float16 or bfloat16 compute in float32 (reduced_float.h),
+// and each int8 reader of a shared DequantizeLinear gets its own (qdq_pattern.h); shapes are
+// inferred again when anything changed. A compiled artifact's graph is the model after them.
+void rewrite_for_engine(Model& m);
 
 }  // namespace kiln::engine
