@@ -67,7 +67,8 @@ std::set<std::string> float32_parameters(const Node& n) {
 
 class Rewriter {
  public:
-  explicit Rewriter(Graph& g) : g_(g) {
+  // cast_opset: the ai.onnx version the Casts it adds are of (13 or later: bfloat16).
+  Rewriter(Graph& g, int cast_opset) : g_(g), cast_opset_(cast_opset) {
     for (const Value* v : g.outputs) graph_outputs_.insert(v);
   }
 
@@ -108,7 +109,7 @@ class Rewriter {
     if (auto it = float32_.find(v); it != float32_.end()) return it->second;
     Value* wide = g_.add_value(g_.unique_name(v->name + "_float32"));
     wide->type = TypeInfo::tensor(DataType::kFloat, v->type.shape);
-    if (v->is_constant() && !v->is_graph_input) {
+    if (v->is_constant() && !v->is_graph_input && reduced(v->data.dtype())) {
       wide->data = widened(v->data);
       g_.initializers.push_back(wide);
     } else {
@@ -138,11 +139,8 @@ class Rewriter {
     g_.set_output(c, 0, to);
   }
 
- public:
-  int cast_opset_ = 13;
-
- private:
   Graph& g_;
+  int cast_opset_;
   std::set<const Value*> graph_outputs_;
   std::unordered_map<const Value*, Value*> float32_;
   std::vector<Value*> casts_back_;
@@ -155,11 +153,11 @@ int compute_reduced_floats_in_float32(Graph& g) {
   for (const auto& n : g.nodes())
     if (auto params = float32_parameters(*n); !params.empty()) todo.emplace_back(n.get(), std::move(params));
   if (todo.empty()) return 0;
-  Rewriter r(g);
-  for (auto& [n, params] : todo) {
-    if (n->domain.empty()) r.cast_opset_ = std::max(13, n->opset);
-    r.rewrite(*n, params);
-  }
+  int opset = 13;
+  for (const auto& n : g.nodes())
+    if (n->domain.empty()) opset = std::max(opset, n->opset);
+  Rewriter r(g, opset);
+  for (auto& [n, params] : todo) r.rewrite(*n, params);
   r.remove_unread_casts();
   // The initializers let go of above (their float32 copies are read instead).
   std::set<const Value*> outputs(g.outputs.begin(), g.outputs.end());

@@ -89,7 +89,8 @@ def main():
                     help="one value for every element of an input (repeatable), e.g. --fill sr=16000")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    preset = PRESETS.get(os.path.splitext(os.path.basename(args.model))[0], {})
+    # NAME@int8, NAME@fp16 ... (bench/run.sh's quantized files) take NAME's inputs.
+    preset = PRESETS.get(os.path.splitext(os.path.basename(args.model))[0].split("@")[0], {})
     shapes = dict(preset.get("shape", {}))
     shapes.update(parse_pairs(args.shape, "--shape", parse_shape))
     fills = dict(preset.get("fill", {}))
