@@ -18,8 +18,9 @@
 #
 # A model written NAME@int8 or NAME@int8-dynamic is NAME quantized by kiln first (`kiln quantize
 # --mode static`, per-channel weights, calibrated on 16 seeded random sets; or `--mode dynamic`),
-# NAME@bf16 or NAME@fp16 converted (`kiln quantize --mode bf16|fp16`: reduced-precision weights read
-# through a Cast, which kiln computes in bf16 where the CPU has it and ONNX Runtime in float32),
+# NAME@bf16 or NAME@fp16 converted (`kiln quantize --mode bf16`: bf16 weights read through a Cast,
+# which kiln computes in bf16 where the CPU has it and ONNX Runtime in float32; `--mode fp16`: fp16
+# weights and activations, which both compute in float32 between Casts),
 # into WORK/quantized/: kiln and ONNX Runtime then run that same file, its outputs agree at a
 # cosine similarity of 0.99 (the two runtimes may round a requantization differently), each
 # side's cosine with the float model's outputs is noted, and the table says how its p50 compares
