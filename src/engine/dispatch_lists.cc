@@ -73,6 +73,8 @@ const std::vector<DispatchList>& dispatch_lists() {
       {{"Split"}, kFloat, {{&kOnednnSplit, kAll}}},
       {{"Slice"}, kFloat, {{&kOnednnSlice, kAll}}},
       {{"Transpose"}, kAnyType, {{&kCpuTranspose, kAll}}},
+      // float32 to and from float16 / bfloat16: a float16 model's edges (reduced_float.h).
+      {{"Cast"}, kAnyType, {{&kCpuCast, kAll}}},
       {{"Gather"}, kAnyType, {{&kCpuGather, kAll}}},
       // A channel shuffle (Reshape, Transpose, Reshape) is one step; other reshapes are views.
       {{"Reshape"}, kFloat, {{&kCpuChannelShuffle, kFusing}}},

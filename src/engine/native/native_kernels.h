@@ -26,6 +26,7 @@ extern const KernelImpl kEngineView;         // view_step.cc
 extern const KernelImpl kCpuPad;             // pad_step.cc
 extern const KernelImpl kCpuLstm;            // lstm_step.cc
 extern const KernelImpl kCpuGru;             // gru_step.cc
+extern const KernelImpl kCpuCast;            // cast_step.cc: float32 <-> float16 / bfloat16
 // Kernels of the reference form (context_kernels.cc).
 extern const KernelImpl kCpuNms;
 extern const KernelImpl kCpuResizeContext;   // any Resize: it makes its own output

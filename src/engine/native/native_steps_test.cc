@@ -1,6 +1,9 @@
 // The steps on kiln's CPU kernels against the reference kernels: fused elementwise chains (with
 // broadcasting, in place, on channels-last tensors), Softmax, LayerNormalization, Transpose,
-// Gather, Concat and the reductions.
+// Gather, Concat, the reductions and Cast between float32 and float16 / bfloat16.
+#include <cstring>
+#include <limits>
+
 #include "engine/engine_test_util.h"
 
 namespace kiln::engine {
@@ -232,6 +235,45 @@ TEST(NativeReduce, LeadingTrailingAndMiddleAxes) {
         EXPECT_EQ(steps_of(s, "cpu.reduce"), 1);
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine
+
+namespace kiln::engine {
+namespace {
+
+// Cast float32 -> float16 -> float32 and float32 -> bfloat16 -> float32 on cpu.cast, the same bits
+// as the reference kernel's: rounding to nearest even, halfway cases, subnormals, values beyond
+// float16's range (to infinity), infinities and NaN.
+TEST(NativeCast, SameBitsAsTheReference) {
+  const std::vector<float> special = {0.f, -0.f, 1.f, -2.5f, 65504.f, 65520.f, 1e6f, -1e6f,
+                                      6e-8f, 3e-8f, 1e-10f, 1.00048828125f, 1.0009765625f,
+                                      std::numeric_limits<float>::infinity(),
+                                      -std::numeric_limits<float>::infinity(),
+                                      std::numeric_limits<float>::quiet_NaN(), 3.1415926f, 1.0039062f};
+  Tensor x = testing::random_tensor({3, 7, 1000}, 11, -70000.f, 70000.f);
+  std::copy(special.begin(), special.end(), x.data<float>());
+  for (DataType mid : {DataType::kFloat16, DataType::kBFloat16}) {
+    const auto make = [&] {
+      testing::ModelBuilder b;
+      Value* in = b.input("x", {3, 7, 1000});
+      Value* narrow = b.op("Cast", {in}, {testing::attr("to", static_cast<int64_t>(mid))});
+      b.output(narrow);
+      b.output(b.op("Cast", {narrow}, {testing::attr("to", static_cast<int64_t>(DataType::kFloat))}));
+      return b.take();
+    };
+    const PlanSummary s = testing::expect_same_as_reference(make, {x}, 0, 0);
+    EXPECT_EQ(s.kernels.count("cpu.cast"), 1u) << s.listing;
+    EXPECT_EQ(s.kernels.at("cpu.cast"), 2) << s.listing;
+    Session reference(make());
+    CompiledModel fast(make());
+    const auto want = reference.run({RtValue::of(x)});
+    const auto got = fast.run({RtValue::of(x)});
+    for (size_t k = 0; k < 2; ++k)
+      EXPECT_EQ(std::memcmp(got[k].tensor.raw(), want[k].tensor.raw(), want[k].tensor.nbytes()), 0)
+          << dtype_name(mid) << " output " << k;
   }
 }
 
