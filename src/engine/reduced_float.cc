@@ -37,12 +37,10 @@ bool allows_float(const FormalTypes& f) {
 // bound so on an input (every input of that parameter of the same type) and given to an output.
 // Empty when n is to stay as it is, also when another output of a reduced type has a parameter
 // no input binds (LinearAttention's present_state without a past_state: its kernel picks it).
-std::set<std::string> float32_parameters(const Node& n) {
-  if (n.op_type == "Cast" || n.op_type == "CastLike") return {};
+std::set<std::string> float32_parameters(const Node& n, const OpTypes* ops) {
+  if (!ops || n.op_type == "Cast" || n.op_type == "CastLike") return {};
   for (const Attribute& a : n.attrs)
     if (a.kind == AttrKind::kGraph || a.kind == AttrKind::kGraphs) return {};
-  const OpTypes* ops = find_op_types(n.domain, n.op_type, n.opset);
-  if (!ops) return {};
   std::unordered_map<std::string, DataType> bound;
   std::set<std::string> mixed;
   for (int i = 0; i < n.num_inputs(); ++i) {
@@ -72,10 +70,10 @@ class Rewriter {
     for (const Value* v : g.outputs) graph_outputs_.insert(v);
   }
 
-  void rewrite(Node& n, const std::set<std::string>& params) {
-    const OpTypes* ops = find_op_types(n.domain, n.op_type, n.opset);
+  // n's signature is `ops`; `params` what float32_parameters found.
+  void rewrite(Node& n, const OpTypes& ops, const std::set<std::string>& params) {
     for (int i = 0; i < n.num_inputs(); ++i) {
-      const FormalTypes* f = formal(ops->inputs, i);
+      const FormalTypes* f = formal(ops.inputs, i);
       Value* in = n.inputs[i];
       if (!in || !f || !params.contains(f->type_str)) continue;
       g_.set_input(&n, i, float32_of(in));
@@ -85,7 +83,7 @@ class Rewriter {
         in->data = Tensor();
     }
     for (int i = 0; i < n.num_outputs(); ++i) {
-      const FormalTypes* f = formal(ops->outputs, i);
+      const FormalTypes* f = formal(ops.outputs, i);
       Value* out = n.outputs[i];
       if (!out || !f || !params.contains(f->type_str)) continue;
       Value* wide = g_.add_value(g_.unique_name(out->name + "_float32"));
@@ -149,15 +147,22 @@ class Rewriter {
 }  // namespace
 
 int compute_reduced_floats_in_float32(Graph& g) {
-  std::vector<std::pair<Node*, std::set<std::string>>> todo;
-  for (const auto& n : g.nodes())
-    if (auto params = float32_parameters(*n); !params.empty()) todo.emplace_back(n.get(), std::move(params));
+  struct Todo {
+    Node* node;
+    const OpTypes* ops;
+    std::set<std::string> params;
+  };
+  std::vector<Todo> todo;
+  for (const auto& n : g.nodes()) {
+    const OpTypes* ops = find_op_types(n->domain, n->op_type, n->opset);
+    if (auto params = float32_parameters(*n, ops); !params.empty()) todo.push_back({n.get(), ops, std::move(params)});
+  }
   if (todo.empty()) return 0;
   int opset = 13;
   for (const auto& n : g.nodes())
     if (n->domain.empty()) opset = std::max(opset, n->opset);
   Rewriter r(g, opset);
-  for (auto& [n, params] : todo) r.rewrite(*n, params);
+  for (const Todo& t : todo) r.rewrite(*t.node, *t.ops, t.params);
   r.remove_unread_casts();
   // The initializers let go of above (their float32 copies are read instead).
   std::set<const Value*> outputs(g.outputs.begin(), g.outputs.end());

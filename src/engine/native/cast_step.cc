@@ -19,35 +19,32 @@ bool converted(DataType t) {
   return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
 
+// y[i] = f(x[i]) for every element, over the step's threads.
+template <class S, class D>
+void convert(const S* x, D* y, int64_t n, D (*f)(S)) {
+  cpu::parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
+  });
+}
+
 class CastStep : public NativeStep {
  public:
-  CastStep(const Node& n, DataType from, DataType to) : NativeStep(n, "cpu.cast"), from_(from), to_(to) {}
+  CastStep(const Node& n, DataType from, DataType to) : NativeStep(n, "cpu.cast") {
+    if (from == DataType::kFloat) narrow_ = to == DataType::kFloat16 ? float_to_half : float_to_bfloat16;
+    else widen_ = from == DataType::kFloat16 ? half_to_float : bfloat16_to_float;
+  }
   using NativeStep::read;
   using NativeStep::write;
   void run(RunState& st) override {
     const Tensor& x = in(st, 0);
-    void* y = out(st, 0).raw();
-    cpu::parallel_for(x.numel(), 1 << 14, [&](int64_t b, int64_t e) {
-      if (from_ == DataType::kFloat) {
-        const float* s = x.data<float>();
-        auto* d = static_cast<uint16_t*>(y);
-        if (to_ == DataType::kFloat16)
-          for (int64_t i = b; i < e; ++i) d[i] = float_to_half(s[i]);
-        else
-          for (int64_t i = b; i < e; ++i) d[i] = float_to_bfloat16(s[i]);
-      } else {
-        const auto* s = x.data<uint16_t>();
-        auto* d = static_cast<float*>(y);
-        if (from_ == DataType::kFloat16)
-          for (int64_t i = b; i < e; ++i) d[i] = half_to_float(s[i]);
-        else
-          for (int64_t i = b; i < e; ++i) d[i] = bfloat16_to_float(s[i]);
-      }
-    });
+    Tensor& y = out(st, 0);
+    if (narrow_) convert(x.data<float>(), y.data<uint16_t>(), x.numel(), narrow_);
+    else convert(x.data<uint16_t>(), y.data<float>(), x.numel(), widen_);
   }
 
  private:
-  DataType from_, to_;
+  uint16_t (*narrow_)(float) = nullptr;  // float32 to the reduced type
+  float (*widen_)(uint16_t) = nullptr;   // or back
 };
 
 // float32 to or from float16 / bfloat16, dims known, no attribute but `to` (and `saturate`,
@@ -67,9 +64,7 @@ bool build_cast(Group& g, Lowering& lw) {
   const auto* dims = lw.facts().dims(n.inputs[0]);
   auto step = std::make_unique<CastStep>(n, lw.facts().dtype(n.inputs[0]),
                                          static_cast<DataType>(attr_int(n, "to", 0)));
-  int64_t count = 1;
-  for (int64_t d : *dims) count *= d;
-  step->threads = threads_for_bytes(6.0 * static_cast<double>(count));
+  step->threads = threads_for_bytes(6.0 * static_cast<double>(dims_product(*dims, 0, dims->size())));
   step->read(lw.plain(n.inputs[0]), *dims);
   step->write(lw.define(n.outputs[0]));
   lw.add(std::move(step));
