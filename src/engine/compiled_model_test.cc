@@ -196,6 +196,34 @@ TEST(CompiledModel, ResultsAreTheCallersOwn) {
   for (int64_t i = 0; i < kept.numel(); ++i) ASSERT_EQ(first[0].tensor.data<float>()[i], kept.data<float>()[i]);
 }
 
+// A graph output is made in the buffer of the last run's output once the caller has let go of it
+// (no new pages to fault in), never while the caller still holds it; a smaller output of another
+// plan takes a larger buffer.
+TEST(CompiledModel, OutputsTakeTheLastRunsBuffersTheCallerLetGoOf) {
+  const auto make = [] { return conv_chain(2, {Dim::symbol("batch"), 16, 8, 8}); };
+  CompiledModel m(make());
+  Session ref(make());
+  const auto input = [](int64_t batch, uint64_t seed) {
+    return std::vector<RtValue>{RtValue::of(random_tensor({batch, 16, 8, 8}, seed))};
+  };
+  const void* first = m.run(input(2, 1))[0].tensor.raw();  // let go of at once
+  const auto held = m.run(input(2, 2));
+  EXPECT_EQ(held[0].tensor.raw(), first);
+  const Tensor copy = held[0].tensor.clone();
+  const void* larger = nullptr;
+  {
+    const auto next = m.run(input(2, 3));
+    EXPECT_NE(next[0].tensor.raw(), held[0].tensor.raw());  // held: not written over
+    EXPECT_EQ(std::memcmp(held[0].tensor.raw(), copy.raw(), copy.nbytes()), 0);
+    larger = next[0].tensor.raw();
+  }
+  const auto in = input(1, 4);
+  const auto smaller = m.run(in);  // another plan, its output in the batch-2 buffer
+  EXPECT_EQ(smaller[0].tensor.raw(), larger);
+  const Comparison c = compare_values(smaller[0], ref.run(in)[0], Tolerance{1e-3, 1e-3});
+  EXPECT_TRUE(c.equal) << c.reason;
+}
+
 TEST(CompiledModel, OutputsThatAreInputsConstantsOrReadAgain) {
   const auto make = [] {
     ModelBuilder b;

@@ -142,13 +142,14 @@ void Plan::run_step(size_t i, RunObserver* observer) {
 
 std::vector<RtValue> Plan::run(const std::vector<RtValue>& feeds, RunObserver* observer, RunMemory& memory) {
   bind(memory.at_least(run_bytes()));
+  memory.start_run();
   state_.observer = observer;
   for (size_t i = 0; i < input_slots.size() && i < feeds.size(); ++i)
     if (input_slots[i] >= 0) state_.slots[input_slots[i]] = feeds[i];
   for (size_t i = 0; i < steps.size(); ++i) {
     // (A planned output is written whole by its step, as arena buffers are: nothing to clear.)
     for (int s : fresh_before_[i])
-      state_.slots[s] = RtValue::of(Tensor::uninitialized(slots[s].dtype, *slots[s].dims));
+      state_.slots[s] = RtValue::of(memory.output_tensor(slots[s].dtype, *slots[s].dims));
     run_step(i, observer);
     for (int s : release_after_[i]) state_.slots[s] = RtValue{};
   }

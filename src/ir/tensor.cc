@@ -160,6 +160,16 @@ Tensor Tensor::reshaped(std::vector<int64_t> dims) const {
   return t;
 }
 
+Tensor Tensor::view_as(DataType dtype, std::vector<int64_t> dims) const {
+  KILN_ASSERT(dtype != DataType::kString && dtype_ != DataType::kString, "a string tensor's bytes viewed");
+  Tensor t = *this;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.numel_ = checked_numel(t.dims_);
+  KILN_ASSERT(static_cast<size_t>(t.numel_) * dtype_size(dtype) <= nbytes(), "a view beyond its buffer");
+  return t;
+}
+
 Tensor Tensor::clone() const {
   if (!defined()) return {};
   Tensor t(dtype_, dims_, false);  // every byte is copied over

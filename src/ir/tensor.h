@@ -68,6 +68,9 @@ class Tensor {
   std::vector<int64_t> to_int64s() const;  // all elements of an integer tensor
 
   Tensor reshaped(std::vector<int64_t> dims) const;  // same buffer, numel must match
+  // The first bytes of its buffer as a tensor of `dtype` and `dims` (no copy; they must fit in
+  // nbytes(); not strings): a buffer kept for reuse taking on another tensor's form.
+  Tensor view_as(DataType dtype, std::vector<int64_t> dims) const;
   Tensor clone() const;                              // deep copy
   bool same_buffer(const Tensor& o) const { return data_ == o.data_; }
   // How many tensors (and views) hold its bytes; 0 for none.
