@@ -53,6 +53,7 @@ CpuFeatures detect() {
   const CpuidRegs l7s1 = cpuid(7, 1);
   f.fma = bit(l1.ecx, 12) && bit(l1.ecx, 28);  // FMA3 and AVX
   f.avx2 = bit(l7.ebx, 5) && bit(l1.ecx, 28);
+  f.f16c = bit(l1.ecx, 29) && bit(l1.ecx, 28);
   if (os_zmm) {
     f.avx512f = bit(l7.ebx, 16);
     f.avx512dq = f.avx512f && bit(l7.ebx, 17);
@@ -110,8 +111,8 @@ bool isa_supported(Isa isa) {
   const CpuFeatures& f = cpu_features();
   switch (isa) {
     case Isa::kScalar: return true;
-    case Isa::kAvx2: return f.avx2 && f.fma;
-    case Isa::kAvx512: return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.fma;
+    case Isa::kAvx2: return f.avx2 && f.fma && f.f16c;
+    case Isa::kAvx512: return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.fma && f.f16c;
     case Isa::kNeon: return f.neon;  // false off aarch64 (detect() leaves it so)
   }
   return false;

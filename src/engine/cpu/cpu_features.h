@@ -15,6 +15,7 @@ namespace kiln::cpu {
 struct CpuFeatures {
   bool avx2 = false;
   bool fma = false;
+  bool f16c = false;  // float16 conversions (every AVX2 CPU has them)
   bool avx512f = false;
   bool avx512bw = false;
   bool avx512vl = false;

@@ -109,6 +109,10 @@ struct IsaKernels {
                         bool relu, int64_t n, const QuantScale& py, void* y);
   // min(0, x...) and max(0, x...) of n floats, NaN skipped.
   void (*range)(const float* x, int64_t n, float* lo, float* hi);
+
+  // n float16 or bfloat16 values (`from`, bit patterns) as floats, and back (float16.h).
+  void (*widen)(DataType from, const uint16_t* x, float* y, int64_t n);
+  void (*narrow)(DataType to, const float* x, uint16_t* y, int64_t n);
 };
 
 namespace scalar { const IsaKernels& isa_kernels(); }

@@ -1,4 +1,4 @@
-// The kernels compiled for AVX2 with FMA:
+// The kernels compiled for AVX2 with FMA and F16C:
 // kernels_impl.h instantiated with vec_avx2.h.
 #include "engine/cpu/kernels_prelude.h"
 
@@ -7,10 +7,10 @@
 // clang ignores `#pragma GCC target` (the fuzz build compiles with it): its own pragma gives
 // every function of the region the same target attribute.
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 #endif
 #include "engine/cpu/vec_avx2.h"
 

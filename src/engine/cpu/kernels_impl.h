@@ -9,7 +9,8 @@
 // uint8_t or int8_t as floats; a stored lane is an integer in the type's range); + - * /, fma(a, b, c) = a * b + c, max/min
 // with x86 semantics (the second operand when either is NaN), sqrt, abs, neg, copysign; masks from
 // lt, le, is_nan, tested with any/all; select(m, a, b) = m ? a : b;
-// round_nearest, ldexp(p, n) = p * 2^n; sum and max_lanes across lanes; transpose_tile of
+// load_halves / store_halves and load_bf16s / store_bf16s (kWidth float16 or bfloat16 bit
+// patterns, converted as ir/dtype.h's functions do, bit for bit); round_nearest, ldexp(p, n) = p * 2^n; sum and max_lanes across lanes; transpose_tile of
 // kWidth x kWidth floats.
 
 #include <cmath>
@@ -453,6 +454,34 @@ void scale_runs_kernel(const float* x, const float* s, const int32_t* index, flo
   }
 }
 
+// float16 / bfloat16 to float32 and back (float16.h): a register at a time, the tail through
+// ir/dtype.h's conversions, whose bits the registers' match.
+
+template <bool kHalf>
+void widen_loop(const uint16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) (kHalf ? Vec::load_halves(x + i) : Vec::load_bf16s(x + i)).store(y + i);
+  for (; i < n; ++i) y[i] = kHalf ? half_to_float(x[i]) : bfloat16_to_float(x[i]);
+}
+
+template <bool kHalf>
+void narrow_loop(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const Vec v = Vec::load(x + i);
+    kHalf ? v.store_halves(y + i) : v.store_bf16s(y + i);
+  }
+  for (; i < n; ++i) y[i] = kHalf ? float_to_half(x[i]) : float_to_bfloat16(x[i]);
+}
+
+void widen_kernel(DataType from, const uint16_t* x, float* y, int64_t n) {
+  from == DataType::kFloat16 ? widen_loop<true>(x, y, n) : widen_loop<false>(x, y, n);
+}
+
+void narrow_kernel(DataType to, const float* x, uint16_t* y, int64_t n) {
+  to == DataType::kFloat16 ? narrow_loop<true>(x, y, n) : narrow_loop<false>(x, y, n);
+}
+
 // ---------------------------------------------------------------------------------------------
 #include "engine/cpu/kernels_impl_blocks.h"  // depthwise conv rows, rows x matrix, transposes
 #include "engine/cpu/kernels_impl_recurrent.h"  // LSTM and GRU gates
@@ -488,6 +517,8 @@ const IsaKernels& isa_kernels() {
       .dequantize = dequantize_kernel,
       .quantized_add = quantized_add_kernel,
       .range = range_kernel,
+      .widen = widen_kernel,
+      .narrow = narrow_kernel,
   };
   return table;
 }

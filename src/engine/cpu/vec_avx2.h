@@ -41,8 +41,46 @@ struct Vec {
   // Each lane, an integer in the byte type's range, into 8 bytes at p.
   void store_bytes(uint8_t* p) const { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words(), words())); }
   void store_bytes(int8_t* p) const { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packs_epi16(words(), words())); }
+  // 8 float16 from p as floats, and back (rounded to nearest even, overflow to infinity); NaN
+  // lanes as half_to_float / float_to_half make them (the instructions would quiet a signaling
+  // NaN, keep a payload): the same bits as the reference's conversions.
+  static Vec load_halves(const uint16_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m256i w = _mm256_cvtepu16_epi32(h);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x7fff)), _mm256_set1_epi32(0x7c00));
+    const __m256i nan_bits = _mm256_or_si256(
+        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x8000)), 16), _mm256_set1_epi32(0x7f800000)),
+        _mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x3ff)), 13));
+    return _mm256_blendv_ps(_mm256_cvtph_ps(h), _mm256_castsi256_ps(nan_bits), _mm256_castsi256_ps(nan));
+  }
+  void store_halves(uint16_t* p) const {
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    const __m256i nan_bits = _mm256_or_si256(
+        _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(v), 16), _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0x7e00));
+    const __m256i h = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    store_words(p, _mm256_blendv_epi8(h, nan_bits, _mm256_castps_si256(nan)));
+  }
+  // 8 bfloat16 from p as floats, and back as float_to_bfloat16 rounds (to nearest even, NaN
+  // quieted).
+  static Vec load_bf16s(const uint16_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  void store_bf16s(uint16_t* p) const {
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i high = _mm256_srli_epi32(x, 16);
+    const __m256i odd = _mm256_and_si256(high, _mm256_set1_epi32(1));
+    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), 16);
+    const __m256i quiet = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+    store_words(p, _mm256_blendv_epi8(r, quiet, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))));
+  }
 
  private:
+  // 8 lanes, each in [0, 65535], as 8 uint16 at p.
+  static void store_words(uint16_t* p, __m256i w) {
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(w, w), 0x08);  // qwords 0, 2
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+  }
   __m128i words() const {  // the lanes as 8 int16
     const __m256i i = _mm256_cvtps_epi32(v);
     return _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));

@@ -42,6 +42,39 @@ struct Vec {
   void store_bytes(int8_t* p) const {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(v)));
   }
+  // 16 float16 from p as floats, and back (rounded to nearest even, overflow to infinity); NaN
+  // lanes as half_to_float / float_to_half make them (the instructions would quiet a signaling
+  // NaN, keep a payload): the same bits as the reference's conversions.
+  static Vec load_halves(const uint16_t* p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m512i w = _mm512_cvtepu16_epi32(h);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(w, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7c00));
+    const __m512i nan_bits = _mm512_or_si512(
+        _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x8000)), 16), _mm512_set1_epi32(0x7f800000)),
+        _mm512_slli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x3ff)), 13));
+    return _mm512_mask_blend_ps(nan, _mm512_cvtph_ps(h), _mm512_castsi512_ps(nan_bits));
+  }
+  void store_halves(uint16_t* p) const {
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    const __m512i nan_bits = _mm512_or_si512(
+        _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(v), 16), _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7e00));
+    const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_mask_blend_epi16(nan, h, _mm512_cvtepi32_epi16(nan_bits)));
+  }
+  // 16 bfloat16 from p as floats, and back as float_to_bfloat16 rounds (to nearest even, NaN
+  // quieted).
+  static Vec load_bf16s(const uint16_t* p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  void store_bf16s(uint16_t* p) const {
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i high = _mm512_srli_epi32(x, 16);
+    const __m512i odd = _mm512_and_si512(high, _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
+    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(r));
+  }
 };
 
 inline Vec operator+(Vec a, Vec b) { return _mm512_add_ps(a.v, b.v); }

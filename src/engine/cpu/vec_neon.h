@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ir/dtype.h"
+
 namespace kiln::cpu::neon {
 
 struct Vec {
@@ -56,6 +58,23 @@ struct Vec {
     const int16x4_t w = vqmovn_s32(vcvtnq_s32_f32(v));
     const int8x8_t b = vqmovn_s16(vcombine_s16(w, w));
     std::memcpy(p, &b, 4);
+  }
+  // 4 float16 / bfloat16 from p as floats, and back: a lane at a time through ir/dtype.h's
+  // conversions (NEON's own float16 conversion would quiet a signaling NaN).
+  static Vec load_halves(const uint16_t* p) { return lanes_of(p, half_to_float); }
+  void store_halves(uint16_t* p) const { to_lanes(p, float_to_half); }
+  static Vec load_bf16s(const uint16_t* p) { return lanes_of(p, bfloat16_to_float); }
+  void store_bf16s(uint16_t* p) const { to_lanes(p, float_to_bfloat16); }
+
+ private:
+  static Vec lanes_of(const uint16_t* p, float (*f)(uint16_t)) {
+    const float lanes[4] = {f(p[0]), f(p[1]), f(p[2]), f(p[3])};
+    return vld1q_f32(lanes);
+  }
+  void to_lanes(uint16_t* p, uint16_t (*f)(float)) const {
+    float lanes[4];
+    vst1q_f32(lanes, v);
+    for (int i = 0; i < 4; ++i) p[i] = f(lanes[i]);
   }
 };
 

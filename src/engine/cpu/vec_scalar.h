@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ir/dtype.h"
+
 namespace kiln::cpu::scalar {
 
 struct Vec {
@@ -31,6 +33,11 @@ struct Vec {
   static Vec load_bytes(const int8_t* p) { return static_cast<float>(*p); }
   void store_bytes(uint8_t* p) const { *p = static_cast<uint8_t>(static_cast<int32_t>(v)); }
   void store_bytes(int8_t* p) const { *p = static_cast<int8_t>(static_cast<int32_t>(v)); }
+  // A float16 / bfloat16 from p as a float, and back (ir/dtype.h's conversions).
+  static Vec load_halves(const uint16_t* p) { return half_to_float(*p); }
+  void store_halves(uint16_t* p) const { *p = float_to_half(v); }
+  static Vec load_bf16s(const uint16_t* p) { return bfloat16_to_float(*p); }
+  void store_bf16s(uint16_t* p) const { *p = float_to_bfloat16(v); }
 };
 
 inline Vec operator+(Vec a, Vec b) { return a.v + b.v; }

@@ -1,10 +1,9 @@
-// Cast between float32 and float16 or bfloat16 on kiln's loop ("cpu.cast"): what a float16 model's
-// edges are (reduced_float.h, `kiln quantize --keep-io-types`). The reference kernel converts
-// through double into a zero-filled tensor of its own: PP-OCR's fp16 recognizer spent 4.8 ms of
-// 13 in its four Casts. The conversions are the same functions the reference ends in
-// (half_to_float, float_to_half: round to nearest even, NaN kept, overflow to infinity), so the
-// results are the same bits.
-#include "engine/cpu/parallel.h"
+// Cast between float32 and float16 or bfloat16 on kiln's kernels ("cpu.cast", cpu/float16.h): what
+// a float16 model's edges are (reduced_float.h, `kiln quantize --keep-io-types`). The reference
+// kernel converts through double into a zero-filled tensor of its own: PP-OCR's fp16 recognizer
+// spent 4.8 ms of 13 in its four Casts. The results are the same bits as the reference's (its
+// half_to_float, float_to_half: round to nearest even, NaN kept, overflow to infinity).
+#include "engine/cpu/float16.h"
 #include "engine/lowering.h"
 #include "engine/native/native_kernels.h"
 #include "engine/native/native_step.h"
@@ -19,32 +18,20 @@ bool converted(DataType t) {
   return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
 
-// y[i] = f(x[i]) for every element, over the step's threads.
-template <class S, class D>
-void convert(const S* x, D* y, int64_t n, D (*f)(S)) {
-  cpu::parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = f(x[i]);
-  });
-}
-
 class CastStep : public NativeStep {
  public:
-  CastStep(const Node& n, DataType from, DataType to) : NativeStep(n, "cpu.cast") {
-    if (from == DataType::kFloat) narrow_ = to == DataType::kFloat16 ? float_to_half : float_to_bfloat16;
-    else widen_ = from == DataType::kFloat16 ? half_to_float : bfloat16_to_float;
-  }
+  CastStep(const Node& n, DataType from, DataType to) : NativeStep(n, "cpu.cast"), from_(from), to_(to) {}
   using NativeStep::read;
   using NativeStep::write;
   void run(RunState& st) override {
     const Tensor& x = in(st, 0);
     Tensor& y = out(st, 0);
-    if (narrow_) convert(x.data<float>(), y.data<uint16_t>(), x.numel(), narrow_);
-    else convert(x.data<uint16_t>(), y.data<float>(), x.numel(), widen_);
+    if (from_ == DataType::kFloat) cpu::narrow(to_, x.data<float>(), y.data<uint16_t>(), x.numel());
+    else cpu::widen(from_, x.data<uint16_t>(), y.data<float>(), x.numel());
   }
 
  private:
-  uint16_t (*narrow_)(float) = nullptr;  // float32 to the reduced type
-  float (*widen_)(uint16_t) = nullptr;   // or back
+  DataType from_, to_;  // one of them float32
 };
 
 // float32 to or from float16 / bfloat16, dims known, no attribute but `to` (and `saturate`,
