@@ -3,19 +3,15 @@
 #include <algorithm>
 
 #include "engine/graph_facts.h"
-#include "engine/onednn/int8_support.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/plan.h"
 
 namespace kiln::engine {
 
 PlainWeights::PlainWeights(Graph& graph, WeightCache& cache) : cache_(cache) {
-  // (With VNNI or AMX the int8 weights' packed copies are oneDNN's s8 layouts with their
-  // compensation, not read back here: those stay.)
-  const bool int8 = !int8_dot_product();
   for (Value* v : graph.initializers) {
     const DataType t = v->data.defined() ? v->data.dtype() : DataType::kUndefined;
-    if ((t == DataType::kFloat || (int8 && t == DataType::kInt8)) && v->data.nbytes() >= kMinBytes)
+    if ((t == DataType::kFloat || t == DataType::kInt8) && v->data.nbytes() >= kMinBytes)
       candidates_[v] = v;
   }
 }
@@ -45,13 +41,23 @@ void PlainWeights::lowered(const Group& g, const GraphFacts& facts, const Plan& 
   if (!packed) return;
   for (const Node* m : members)
     for (const Value* in : m->inputs) {
-      auto it = in ? candidates_.find(in) : candidates_.end();
-      if (it == candidates_.end() || !releasable(in, facts, plan)) continue;
-      Value* v = it->second;
-      if (!cache_.drop_source(v->data, v)) continue;
-      v->data = Tensor::view(v->data.dtype(), v->data.dims(), nullptr, nullptr);
-      released_.push_back(v);
+      if (!in) continue;
+      release_if_packed(in, facts, plan);
+      // A weight read through a folded node (a quantized conv's DequantizeLinear of its int8
+      // weights, which the step reads as stored and packs): the folded node is no member.
+      if (in->producer && facts.folded(in->producer))
+        for (const Value* w : in->producer->inputs)
+          if (w) release_if_packed(w, facts, plan);
     }
+}
+
+void PlainWeights::release_if_packed(const Value* in, const GraphFacts& facts, const Plan& plan) {
+  auto it = candidates_.find(in);
+  if (it == candidates_.end() || !releasable(in, facts, plan)) return;
+  Value* v = it->second;
+  if (!cache_.drop_source(v->data, v)) return;
+  v->data = Tensor::view(v->data.dtype(), v->data.dims(), nullptr, nullptr);
+  released_.push_back(v);
 }
 
 void PlainWeights::begin_plan() {

@@ -18,10 +18,10 @@ class WeightCache;
 
 class PlainWeights {
  public:
-  // The candidates: the main graph's float initializers of kMinBytes or more, and its int8 ones
-  // where oneDNN has no int8 dot product (onednn/int8_support.h): there the dynamic int8 matmuls
-  // read them widened (to int16 panels, or f32: their packed copy, from which the exact int8
-  // values come back).
+  // The candidates: the main graph's float and int8 initializers of kMinBytes or more (int8:
+  // oneDNN's s8 layouts read back exactly unless compensation is appended, which drop_source
+  // refuses; where oneDNN has no int8 dot product, onednn/int8_support.h, the dynamic int8
+  // matmuls read them widened, to int16 panels or f32, from which the exact values come back).
   PlainWeights(Graph& graph, WeightCache& cache);
 
   // Told by the lowering after each group (its steps are plan.steps[first_step...]). An input
@@ -48,6 +48,7 @@ class PlainWeights {
 
  private:
   bool releasable(const Value* v, const GraphFacts& facts, const Plan& plan) const;
+  void release_if_packed(const Value* v, const GraphFacts& facts, const Plan& plan);
 
   WeightCache& cache_;
   std::unordered_map<const Value*, Value*> candidates_;

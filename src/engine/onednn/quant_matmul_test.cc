@@ -107,12 +107,12 @@ TEST(QuantMatmul, MatMulIntegerForm) {
   EXPECT_EQ(steps_of(s, "reference"), 0) << s.listing;  // without VNNI too: the float form
 }
 
-// Without VNNI a 1 MiB int8 weight is held once however many plans read it: packed once (int16
-// panels with AVX2, 2 bytes a weight, shared by every plan, MatMulInteger's result bit for bit;
-// else the float form's widened f32 copy), the int8 bytes let go of (plain_weights.h) and read
-// back from the packing, exactly, before the next plan.
+// A 1 MiB int8 weight is held once however many plans read it: packed once (oneDNN's s8 layout
+// with a dot product; without one int16 panels with AVX2, 2 bytes a weight, shared by every plan,
+// MatMulInteger's result bit for bit; else the float form's widened f32 copy), the int8 bytes let
+// go of (plain_weights.h) and read back from the packing, exactly, before the next plan.
 // Batches 1, 3, 1 give the reference's results each time.
-TEST(QuantMatmul, WithoutADotProductWeightsAreHeldOnce) {
+TEST(QuantMatmul, Int8WeightsAreHeldOnce) {
   const auto make = [] {
     ModelBuilder b;
     Value* x = b.input("x", {Dim::symbol("batch"), 1024});
@@ -131,6 +131,10 @@ TEST(QuantMatmul, WithoutADotProductWeightsAreHeldOnce) {
     const Comparison c = compare_values(m.run(in)[0], ref.run(in)[0], Tolerance{tol, tol});
     EXPECT_TRUE(c.equal) << c.reason;
     const PlanSummary sum = m.summary({{batch, 1024}});
+    if (int8_steps(1)) {
+      EXPECT_EQ(steps_of(sum, "onednn.quant_matmul"), 1) << sum.listing;
+      EXPECT_GE(sum.released_bytes, size_t{1024} * 1024) << "the int8 bytes let go of";
+    }
     if (float_form_steps(1)) {
       EXPECT_EQ(steps_of(sum, "onednn.quant_matmul_f32"), 1) << sum.listing;
       EXPECT_GE(sum.released_bytes, size_t{1024} * 1024);
