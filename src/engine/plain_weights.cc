@@ -5,6 +5,7 @@
 #include "engine/graph_facts.h"
 #include "engine/onednn/weight_cache.h"
 #include "engine/plan.h"
+#include "ops/infer.h"
 
 namespace kiln::engine {
 
@@ -63,12 +64,18 @@ void PlainWeights::release_if_packed(const Value* in, const GraphFacts& facts, c
 void PlainWeights::begin_plan() {
   lowered_.clear();
   std::vector<const Value*> read_by_inference;
-  for (const Value* v : released_)
+  // Inference evaluates no node reading more constant elements than its fold limit: a larger
+  // weight waits until GraphFacts asks for it (restore(), through GraphFacts::constant), which a
+  // plan whose int8 kernels pack the stored bytes never does (a QDQ conv's DequantizeLinear).
+  const int64_t fold_limit = InferOptions{}.fold_limit;
+  for (const Value* v : released_) {
+    if (v->data.numel() > fold_limit) continue;
     for (const Use& u : v->uses)
       if (std::all_of(u.node->inputs.begin(), u.node->inputs.end(), [](const Value* in) { return !in || in->is_constant(); })) {
         read_by_inference.push_back(v);
         break;
       }
+  }
   for (const Value* v : read_by_inference) restore(v);
 }
 

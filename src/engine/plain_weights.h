@@ -32,7 +32,8 @@ class PlainWeights {
   // restore().
   void lowered(const Group& g, const GraphFacts& facts, const Plan& plan, size_t first_step);
   // Before a new plan: the weights let go of that its inference may read (an input of a node whose
-  // inputs are all constant, which inference evaluates) get their plain bytes back (reordered
+  // inputs are all constant, which inference evaluates: up to its fold limit of elements) get
+  // their plain bytes back (reordered
   // from a packed copy); the others when the plan asks for them (restore, through
   // GraphFacts::constant), or never, when the plan finds their packed copies as they are
   // (Lowering::packed_constant): a model run at many shapes unpacked all its weights for each new
