@@ -55,6 +55,7 @@ struct QuantMatmulForm {
   std::optional<QuantParams> a_params;                      // constant parameters (static)
   const Value *a_scale = nullptr, *a_zero_point = nullptr;  // or run-time ones (dynamic QDQ)
   const Tensor* w = nullptr;   // int8, stored [K, N], or [N, K] when transposed
+  const Value* w_value = nullptr;  // w's initializer (its column sums made once per model), or null
   bool w_transposed = false;
   std::vector<float> w_scale;  // 1 or N; empty for MatMulInteger (in out_scale)
   const Value* out_scale = nullptr;  // MatMulInteger: the run-time scale Mul'ed into the result
@@ -118,6 +119,7 @@ std::optional<QuantMatmulForm> qdq_form(const Node& n, const GraphFacts& f) {
   q.in_float = !int8_exact(q.a_type, *w->q);
   if (q.in_float && q.a_params) return std::nullopt;  // static: the float kernels take it
   q.w = w->q;
+  if (w->dq->inputs[0]->is_constant()) q.w_value = w->dq->inputs[0];
   q.w_scale = w->params.scale;
   if (!set_dims(q, f, n.inputs[0]) || (q.w_scale.size() != 1 && static_cast<int64_t>(q.w_scale.size()) != q.n))
     return std::nullopt;
@@ -141,6 +143,7 @@ std::optional<QuantMatmulForm> integer_form(const Node& n, const MatchContext& c
   if (q.a_type != DataType::kUInt8 && q.a_type != DataType::kInt8) return std::nullopt;
   q.w = f.constant(n.inputs[1]);
   if (!q.w || q.w->dtype() != DataType::kInt8) return std::nullopt;
+  if (n.inputs[1]->is_constant()) q.w_value = n.inputs[1];
   q.in_float = !int8_exact(q.a_type, *q.w);
   if (n.has_input(2)) {
     if (f.dtype(n.inputs[2]) != q.a_type || !is_scalar_or(f, n.inputs[2], 1)) return std::nullopt;
@@ -430,7 +433,11 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   std::unique_ptr<DnnlStep> step;
   if (runtime_scale) {
     std::vector<float> w_scale = q->out_scale ? std::vector<float>{} : q->w_scale;
-    std::vector<int32_t> colsum = column_sums(*q->w, q->w_transposed);
+    // (Summing BERT-base's 85 M int8 weights again took 100 ms of every new plan.)
+    const auto sums = [&] { return std::make_shared<const std::vector<int32_t>>(column_sums(*q->w, q->w_transposed)); };
+    std::vector<int32_t> colsum =
+        q->w_value ? *lw.weights().derived<std::vector<int32_t>>(q->w_value, q->w_transposed ? "int8 row sums" : "int8 column sums", sums)
+                   : *sums();
     std::unique_ptr<QuantMatmulStep> s;
     if (q->in_float) {
       auto fs = std::make_unique<FloatQuantMatmulStep>(dnnl::matmul(pd), &node, std::move(w_scale), bias,

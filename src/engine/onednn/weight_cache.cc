@@ -112,6 +112,14 @@ std::shared_ptr<const void> WeightCache::native_entry(const Tensor& t, const std
   return natives_.back().made.data;
 }
 
+std::shared_ptr<const void> WeightCache::derived_entry(const Value* w, const std::string& kind,
+                                                       const std::function<std::shared_ptr<const void>()>& make) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<const void>& made = derived_[{w, kind}];
+  if (!made) made = make();
+  return made;
+}
+
 }  // namespace kiln::engine
 
 namespace kiln::engine {

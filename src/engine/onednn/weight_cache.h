@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace kiln::engine {
@@ -42,6 +44,17 @@ class WeightCache {
       std::shared_ptr<const T> p = make();
       return {p, [p](void* plain) { p->unpack(plain); }, p->bytes()};
     }));
+  }
+
+  // A value computed from a weight that every plan reads alike (an int8 matrix's column sums),
+  // named by `kind`: made by `make` on the first call for (w, kind), kept while the model lives.
+  // Keyed by the initializer's graph value, not its bytes, so a weight let go of finds it without
+  // being brought back. Not a packing: it gives no bytes back (drop_source counts none).
+  template <class T>
+  std::shared_ptr<const T> derived(const Value* w, const std::string& kind,
+                                   const std::function<std::shared_ptr<const T>()>& make) {
+    return std::static_pointer_cast<const T>(
+        derived_entry(w, kind, [&]() -> std::shared_ptr<const void> { return make(); }));
   }
 
   // Lets go of the plain tensor t, whose packed copies stay: its entries are then known by `tag`
@@ -106,6 +119,9 @@ class WeightCache {
     const void* dropped = nullptr;  // as Entry::dropped
   };
   std::vector<Native> natives_;
+  std::shared_ptr<const void> derived_entry(const Value* w, const std::string& kind,
+                                            const std::function<std::shared_ptr<const void>()>& make);
+  std::map<std::pair<const Value*, std::string>, std::shared_ptr<const void>> derived_;
   struct Pending {
     Tensor source;
     std::string from, to;

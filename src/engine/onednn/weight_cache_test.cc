@@ -74,3 +74,28 @@ TEST(WeightCache, LetsGoOfASourceOnlyWhereAPackedCopyReadsBackExactly) {
 
 }  // namespace
 }  // namespace kiln::engine
+
+namespace kiln::engine {
+namespace {
+
+// A value derived from a weight (column sums) is made once per weight and kind, whatever its
+// bytes: every plan finds it by the graph value, a weight let go of included.
+TEST(WeightCache, DerivedValuesAreMadeOncePerWeightAndKind) {
+  WeightCache cache;
+  Value a, b;
+  int made = 0;
+  const auto make = [&] {
+    ++made;
+    return std::make_shared<const std::vector<int32_t>>(std::vector<int32_t>{made});
+  };
+  const auto first = cache.derived<std::vector<int32_t>>(&a, "int8 column sums", make);
+  EXPECT_EQ(cache.derived<std::vector<int32_t>>(&a, "int8 column sums", make), first);
+  EXPECT_EQ(made, 1);
+  EXPECT_NE(cache.derived<std::vector<int32_t>>(&a, "int8 row sums", make), first);
+  EXPECT_NE(cache.derived<std::vector<int32_t>>(&b, "int8 column sums", make), first);
+  EXPECT_EQ(made, 3);
+  EXPECT_EQ((*first)[0], 1);
+}
+
+}  // namespace
+}  // namespace kiln::engine
