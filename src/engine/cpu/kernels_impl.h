@@ -10,7 +10,8 @@
 // with x86 semantics (the second operand when either is NaN), sqrt, abs, neg, copysign; masks from
 // lt, le, is_nan, tested with any/all; select(m, a, b) = m ? a : b;
 // load_halves / store_halves and load_bf16s / store_bf16s (kWidth float16 or bfloat16 bit
-// patterns, converted as ir/dtype.h's functions do, bit for bit); round_nearest, ldexp(p, n) = p * 2^n; sum and max_lanes across lanes; transpose_tile of
+// patterns, converted as ir/dtype.h's functions do, bit for bit);
+// round_nearest, ldexp(p, n) = p * 2^n; sum and max_lanes across lanes; transpose_tile of
 // kWidth x kWidth floats.
 
 #include <cmath>

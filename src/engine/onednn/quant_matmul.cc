@@ -434,10 +434,10 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   if (runtime_scale) {
     std::vector<float> w_scale = q->out_scale ? std::vector<float>{} : q->w_scale;
     // (Summing BERT-base's 85 M int8 weights again took 100 ms of every new plan.)
-    const auto sums = [&] { return std::make_shared<const std::vector<int32_t>>(column_sums(*q->w, q->w_transposed)); };
-    std::vector<int32_t> colsum =
-        q->w_value ? *lw.weights().derived<std::vector<int32_t>>(q->w_value, q->w_transposed ? "int8 row sums" : "int8 column sums", sums)
-                   : *sums();
+    using Sums = std::vector<int32_t>;
+    const auto sums = [&] { return std::make_shared<const Sums>(column_sums(*q->w, q->w_transposed)); };
+    const char* kind = q->w_transposed ? "int8 row sums" : "int8 column sums";
+    Sums colsum = q->w_value ? *lw.weights().derived<Sums>(q->w_value, kind, sums) : *sums();
     std::unique_ptr<QuantMatmulStep> s;
     if (q->in_float) {
       auto fs = std::make_unique<FloatQuantMatmulStep>(dnnl::matmul(pd), &node, std::move(w_scale), bias,

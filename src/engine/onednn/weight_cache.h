@@ -15,8 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph.h"
 #include "ir/tensor.h"
+
+namespace kiln {
+struct Value;
+}  // namespace kiln
 
 namespace kiln::engine {
 
