@@ -195,7 +195,7 @@ std::string Tuner::choose(const std::string& key, const std::vector<Candidate>& 
     if (!run) continue;
     const double us = best_micros(run);
     if (c.micros.empty()) c.pick = candidate.name, best = us;
-    else if (us < best * (1 - kMargin)) c.pick = candidate.name, best = us;
+    else if (us < best * (1 - (candidate.margin < 0 ? kMargin : candidate.margin))) c.pick = candidate.name, best = us;
     c.micros.emplace_back(candidate.name, us);
   }
   budget_left_ms_ -= now_ms() - start;

@@ -68,10 +68,13 @@ class ChoiceStore {
 };
 
 // One candidate: its name, and what makes one run of it on scratch buffers of the real shapes
-// (null where the candidate turns out not to be available), called only when measuring.
+// (null where the candidate turns out not to be available), called only when measuring; and how
+// much faster than the pick so far it must measure to replace it (a negative margin: the
+// Tuner's kMargin; a candidate that costs memory the others do not asks for more).
 struct Candidate {
   std::string name;
   std::function<std::function<void()>()> make;
+  double margin = -1;
 };
 
 // A decision as a plan made it, for `kiln profile --plan` and for artifacts.
@@ -92,8 +95,9 @@ class Tuner {
  public:
   explicit Tuner(const EngineOptions& opts);
   // The name of the candidate to use for `key`. candidates[0] is the order of preference; a
-  // candidate replaces it only when it measured at least kMargin faster (the first available one
-  // stands in for it when it is not). With one candidate, it is returned untimed.
+  // candidate replaces it only when it measured at least its margin (kMargin unless it says)
+  // faster (the first available one stands in for it when it is not). With one candidate, it is
+  // returned untimed.
   std::string choose(const std::string& key, const std::vector<Candidate>& candidates);
   const std::vector<PlanChoice>& made() const { return made_; }
   bool measured_any() const { return measured_any_; }

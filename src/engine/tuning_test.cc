@@ -45,6 +45,19 @@ TEST(Tuner, PicksTheFastestWhenItIsClearlyFaster) {
   EXPECT_EQ(t.choose("k3", {unavailable("first"), busy("second", 100), busy("third", 2000)}), "second");
 }
 
+// A candidate that costs memory the preference does not (a Winograd conv's transformed weights
+// and scratchpad) names a larger margin: faster by less than it, it does not replace the pick.
+TEST(Tuner, ACandidatesOwnMarginHoldsItToMore) {
+  CacheHome home("tuner_margin");
+  Tuner t({.tune = TuneMode::kOn});
+  Candidate dear = busy("dear", 1600);
+  dear.margin = 0.5;
+  EXPECT_EQ(t.choose("k1", {busy("plain", 2000), dear}), "plain");  // 20% faster: not enough
+  Candidate dearer = busy("dear", 400);
+  dearer.margin = 0.5;
+  EXPECT_EQ(t.choose("k2", {busy("plain", 2000), dearer}), "dear");  // 80% faster
+}
+
 TEST(Tuner, OffTakesTheOrderOfPreferenceAndTimesNothing) {
   CacheHome home("tuner_off");
   int made = 0;
@@ -150,6 +163,29 @@ TEST(Tuner, AConvChoosesWinogradOrDirectByMeasurement) {
                                             {.tune = TuneMode::kOff, .given_choices = store});
     EXPECT_NE(choice_line(s).find(": " + given + " (artifact"), std::string::npos) << s.listing;
   }
+}
+
+// A conv whose Winograd form takes megabytes more than its direct one (512 -> 512 channels:
+// transformed weights of 16.8 MB for 9.4) has direct as its preference: with no time to measure
+// it runs direct, and its decision's key says why.
+TEST(Tuner, AConvWhoseWinogradCostsMemoryPrefersDirect) {
+  if (!cpu::isa_supported(cpu::Isa::kAvx512)) GTEST_SKIP() << "oneDNN has no Winograd here: no choice to make";
+  CacheHome home("tuner_costly");
+  const auto make = [] {
+    ModelBuilder b;
+    b.output(b.op("Conv", {b.input("x", {1, 512, 4, 4}), b.constant("w", random_tensor({512, 512, 3, 3}, 2, -0.02f, 0.02f))},
+                  {attr("pads", std::vector<int64_t>{1, 1, 1, 1})}));
+    return b.take();
+  };
+  const std::vector<Tensor> feeds{random_tensor({1, 512, 4, 4}, 1)};
+  const auto s = expect_same_as_reference(make, feeds, 1e-3, 1e-4, {.tune = TuneMode::kOn});
+  EXPECT_NE(s.listing.find("choice conv f32 direct|winograd (costly): 1x512x4x4"), std::string::npos) << s.listing;
+  const auto unmeasured = expect_same_as_reference(make, feeds, 1e-3, 1e-4,
+                                                   {.tune = TuneMode::kAgain, .tune_budget_ms = 0});
+  const size_t at = unmeasured.listing.find("(costly): 1x512x4x4 row-major by 512x512x3x3");
+  ASSERT_NE(at, std::string::npos) << unmeasured.listing;
+  const std::string line = unmeasured.listing.substr(at, unmeasured.listing.find('\n', at) - at);
+  EXPECT_NE(line.find(" threads: direct ("), std::string::npos) << line;
 }
 
 }  // namespace

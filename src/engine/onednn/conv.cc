@@ -92,18 +92,44 @@ std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg, con
   }
 }
 
+// The bytes a float conv by `alg` keeps (its packed weights) and borrows each run (its
+// scratchpad), or 0 where oneDNN has no optimized implementation of it.
+size_t conv_bytes(const ConvGeometry& g, dnnl::algorithm alg, const dnnl::memory::desc& src,
+                  const dnnl::memory::desc& dst) {
+  try {
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src,
+                                            dnnl::memory::desc(g.weights, dt::f32, tag::any), dst,
+                                            g.strides, g.dilations, g.pad_l, g.pad_r);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // else its size reads 0
+    const dnnl::convolution_forward::primitive_desc pd(d, attr, dnnl_engine());
+    if (!is_optimized(pd.impl_info_str())) return 0;
+    return pd.weights_desc().get_size() + pd.scratchpad_desc().get_size();
+  } catch (const dnnl::error&) {
+    return 0;
+  }
+}
+
+// Memory a Winograd conv may take beyond the direct one's before its speed has to pay for it:
+// its transformed weights are 1.8x (F(2x2)) to 4x (F(4x4)) the plain ones, and its scratchpad
+// (about 0.5 MB a thread for F(2x2); F(4x4) holds the transformed input and output: 6.8 MB for
+// the small UNet's 32 -> 16 channels at 128x128 on one thread, where it measured 5% faster and
+// the model's peak RSS was 22 MB against ONNX Runtime's 20). The scratchpad is one per plan (the
+// largest step's), so the usual per-thread buffers stay below the line.
+constexpr size_t kWinogradSpareBytes = size_t{4} << 20;
+constexpr double kWinogradCostlyMargin = 0.10;
+
 // Whether a float conv runs by Winograd: where it fits, the order of preference says yes (fewer
 // multiplications), but oneDNN's direct kernels beat its Winograd on some CPUs and shapes (brgemm
 // convs, large images of few channels), so the tuner times both on the conv's threads, each from
 // the input as it was made (`made_in`; none: row-major), the reorder to the layout the conv reads
 // counted: Winograd in oneDNN's blocked layouts, direct writing the family of layout it reads (as
-// build_conv asks), or oneDNN's choice for an input in no layout yet.
+// build_conv asks), or oneDNN's choice for an input in no layout yet. Where Winograd would take
+// more than kWinogradSpareBytes beyond direct, direct is the preference and Winograd has to
+// measure kWinogradCostlyMargin faster.
 bool winograd_chosen(const ConvGeometry& g, const std::optional<dnnl::memory::desc>& made_in, Lowering& lw) {
   if (!lw.options().winograd || !winograd_fits(g)) return false;
   ThreadScope scope(threads_for_work(conv_flops(g)));
-  const std::string key = fmt::format("conv f32 winograd|direct: {} {} by {}, pads {},{}, {} threads",
-                                      dims_text(g.src), layout_family(made_in), dims_text(g.weights),
-                                      fmt::join(g.pad_l, ","), fmt::join(g.pad_r, ","), current_threads());
   const dnnl::memory::desc made = made_in ? *made_in : plain_md(g.src, dt::f32);
   const dnnl::memory::desc any_src(g.src, dt::f32, tag::any), any_dst(g.dst, dt::f32, tag::any);
   dnnl::memory::desc direct_src = any_src, direct_dst = any_dst;
@@ -111,8 +137,19 @@ bool winograd_chosen(const ConvGeometry& g, const std::optional<dnnl::memory::de
     direct_src = *made_in;
     direct_dst = dnnl::memory::desc(g.dst, dt::f32, made_in->data.format_desc.blocking.inner_nblks != 0 ? tag::nChw16c : tag::nhwc);
   }
-  return lw.tuner().choose(key, {{"winograd", [=] { return timed_conv(g, dnnl::algorithm::convolution_winograd, made, any_src, any_dst); }},
-                                 {"direct", [=] { return timed_conv(g, dnnl::algorithm::convolution_direct, made, direct_src, direct_dst); }}}) == "winograd";
+  const Candidate winograd{"winograd", [=] { return timed_conv(g, dnnl::algorithm::convolution_winograd, made, any_src, any_dst); }};
+  const Candidate direct{"direct", [=] { return timed_conv(g, dnnl::algorithm::convolution_direct, made, direct_src, direct_dst); }};
+  const size_t winograd_bytes = conv_bytes(g, dnnl::algorithm::convolution_winograd, any_src, any_dst);
+  const size_t direct_bytes = conv_bytes(g, dnnl::algorithm::convolution_direct, direct_src, direct_dst);
+  const bool costly = winograd_bytes > direct_bytes + kWinogradSpareBytes && direct_bytes != 0;
+  const std::string key = fmt::format("conv f32 {}: {} {} by {}, pads {},{}, {} threads",
+                                      costly ? "direct|winograd (costly)" : "winograd|direct",
+                                      dims_text(g.src), layout_family(made_in), dims_text(g.weights),
+                                      fmt::join(g.pad_l, ","), fmt::join(g.pad_r, ","), current_threads());
+  if (!costly) return lw.tuner().choose(key, {winograd, direct}) == "winograd";
+  Candidate dear = winograd;
+  dear.margin = kWinogradCostlyMargin;
+  return lw.tuner().choose(key, {direct, dear}) == "winograd";
 }
 
 // Whether the graph's convs would rather run channel-blocked: some may run by Winograd (oneDNN
