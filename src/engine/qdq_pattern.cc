@@ -60,13 +60,18 @@ std::optional<DequantizedWeight> dequantized_weight(const Value* v, const GraphF
                                                     int channel_axis) {
   const Node* dq = v ? v->producer : nullptr;
   if (!is_op(dq, "DequantizeLinear")) return std::nullopt;
-  const Tensor* w = f.constant(dq->inputs[0]);
-  if (!w || w->dtype() != DataType::kInt8) return std::nullopt;
+  const std::vector<int64_t>* dims = int8_constant_dims(dq->inputs[0], f);
+  if (!dims) return std::nullopt;
   auto p = quant_params(*dq, f);
   if (!p || (!p->per_tensor() && p->axis != channel_axis)) return std::nullopt;
   for (int32_t z : p->zero_point)
     if (z != 0) return std::nullopt;  // oneDNN's weights are symmetric
-  return DequantizedWeight{dq, w, std::move(*p)};
+  return DequantizedWeight{dq, dq->inputs[0], dims, std::move(*p)};
+}
+
+const std::vector<int64_t>* int8_constant_dims(const Value* v, const GraphFacts& f) {
+  if (!v || !f.has_constant(v) || f.dtype(v) != DataType::kInt8) return nullptr;
+  return f.dims(v);
 }
 
 std::optional<Requantize> quantize_of(const Value* v, const MatchContext& ctx) {

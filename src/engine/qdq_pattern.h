@@ -42,14 +42,20 @@ std::optional<DequantizedInput> dequantized_input(const Value* v, const GraphFac
 
 // A constant weight v = DequantizeLinear(w), w a constant int8 tensor with zero points 0, per
 // tensor or along `channel_axis` (the output channels). The DequantizeLinear itself is folded
-// (its inputs are constant): v is also known as floats.
+// (its inputs are constant): v is also known as floats. Matched on w's type and dims alone: a
+// weight the engine let go of once packed is not brought back for a new plan (the step binds its
+// packed copy by value, Lowering::packed_constant).
 struct DequantizedWeight {
   const Node* dq = nullptr;
-  const Tensor* q = nullptr;
+  const Value* q = nullptr;
+  const std::vector<int64_t>* dims = nullptr;  // q's
   QuantParams params;
 };
 std::optional<DequantizedWeight> dequantized_weight(const Value* v, const GraphFacts& f,
                                                     int channel_axis);
+
+// v's dims when it is a constant int8 tensor of known dims, read without its bytes; else null.
+const std::vector<int64_t>* int8_constant_dims(const Value* v, const GraphFacts& f);
 
 // The QuantizeLinear that is v's one reader (free, v no graph output), per tensor, to int8 or
 // uint8.

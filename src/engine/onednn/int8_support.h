@@ -5,13 +5,14 @@
 // halved (rounded) first; those cases are left to the float kernels. DNNL_MAX_CPU_ISA is heeded.
 #pragma once
 
-#include "ir/tensor.h"
+#include "engine/graph_facts.h"
 
 namespace kiln::engine {
 
 // oneDNN has int32 dot products of 8-bit values here (AVX-512 VNNI, AMX).
 bool int8_dot_product();
-// oneDNN's int8 primitives compute source type `src` (kInt8 or kUInt8) with weights w exactly.
-bool int8_exact(DataType src, const Tensor& w);
+// oneDNN's int8 primitives compute source type `src` (kInt8 or kUInt8) with the constant int8
+// weights w exactly (their bytes are read only on a CPU without a dot product).
+bool int8_exact(DataType src, const Value* w, const GraphFacts& f);
 
 }  // namespace kiln::engine

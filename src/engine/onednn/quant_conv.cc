@@ -49,7 +49,7 @@ std::optional<QuantConvForm> quant_conv_form(const Node& n, const GraphFacts& f)
   auto x = dequantized_input(n.inputs[0], f);
   if (!x) return std::nullopt;
   auto w = dequantized_weight(n.inputs[1], f, 0);
-  if (!w || !int8_exact(x->params.type, *w->q)) return std::nullopt;
+  if (!w || !int8_exact(x->params.type, w->q, f)) return std::nullopt;
   return QuantConvForm{std::move(*x), std::move(*w)};
 }
 
@@ -97,7 +97,7 @@ struct Int8Conv {
   ConvGeometry geo;
   const Value* x = nullptr;
   QuantParams xp;                  // per tensor
-  const Tensor* w = nullptr;       // int8, ONNX's [M, C/G, k...]
+  const Value* w = nullptr;        // int8 constant, ONNX's [M, C/G, k...]
   std::vector<float> w_scale;      // 1 or M
   std::optional<QuantParams> out;  // the requantized result; float when absent
   std::vector<float> real_bias;    // per output channel (empty: none), in the result's units
@@ -192,8 +192,8 @@ bool emit_int8_conv(const Int8Conv& c, ConvFusion fu, Group& g, Lowering& lw) {
   else
     step = std::make_unique<DnnlStep>(dnnl::convolution_forward(*pd), &n, "onednn.quant_conv");
   step->threads = threads;
-  step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*c.w, plain_md(geo.weights, dt::s8),
-                                                         pd->weights_desc()));
+  step->bind_constant(DNNL_ARG_WEIGHTS, lw.packed_constant(c.w, plain_md(geo.weights, dt::s8),
+                                                          pd->weights_desc()));
   if (!c.real_bias.empty()) {
     Tensor bias(DataType::kFloat, {channels});
     for (int64_t k = 0; k < channels; ++k) bias.data<float>()[k] = c.real_bias[k] / unit[k];
@@ -242,16 +242,17 @@ std::optional<Int8Conv> qlinear_conv(const Node& n, const GraphFacts& f) {
     if (!n.has_input(i) && i != 8) return std::nullopt;
   const Value* x = n.inputs[0];
   const DataType xt = f.dtype(x), yt = f.dtype(n.inputs[7]);
-  const Tensor *xs = f.constant(n.inputs[1]), *xz = f.constant(n.inputs[2]), *w = f.constant(n.inputs[3]),
-               *ws = f.constant(n.inputs[4]), *wz = f.constant(n.inputs[5]), *ys = f.constant(n.inputs[6]),
-               *yz = f.constant(n.inputs[7]);
-  if (!xs || !xz || !w || !ws || !wz || !ys || !yz || f.constant(x)) return std::nullopt;
-  if ((xt != DataType::kUInt8 && xt != DataType::kInt8) || xz->dtype() != xt || w->dtype() != DataType::kInt8 ||
+  const Value* w = n.inputs[3];
+  const std::vector<int64_t>* w_dims = int8_constant_dims(w, f);
+  const Tensor *xs = f.constant(n.inputs[1]), *xz = f.constant(n.inputs[2]), *ws = f.constant(n.inputs[4]),
+               *wz = f.constant(n.inputs[5]), *ys = f.constant(n.inputs[6]), *yz = f.constant(n.inputs[7]);
+  if (!xs || !xz || !w_dims || !ws || !wz || !ys || !yz || f.constant(x)) return std::nullopt;
+  if ((xt != DataType::kUInt8 && xt != DataType::kInt8) || xz->dtype() != xt ||
       wz->dtype() != DataType::kInt8 || (yt != DataType::kUInt8 && yt != DataType::kInt8) ||
       xs->dtype() != DataType::kFloat || ws->dtype() != DataType::kFloat || ys->dtype() != DataType::kFloat ||
-      xs->numel() != 1 || xz->numel() != 1 || ys->numel() != 1 || yz->numel() != 1 || !int8_exact(xt, *w))
+      xs->numel() != 1 || xz->numel() != 1 || ys->numel() != 1 || yz->numel() != 1 || !int8_exact(xt, w, f))
     return std::nullopt;
-  auto geo = conv_geometry_of(n, f.dims(x), w->dims());
+  auto geo = conv_geometry_of(n, f.dims(x), *w_dims);
   if (!geo) return std::nullopt;
   const int64_t m = geo->channels_out;
   if (ws->numel() != 1 && ws->numel() != m) return std::nullopt;
@@ -281,9 +282,9 @@ std::optional<Int8Conv> conv_integer(const Node& n, const GraphFacts& f) {
   if (!n.has_input(0) || !n.has_input(1) || f.constant(n.inputs[0])) return std::nullopt;
   const Value* x = n.inputs[0];
   const DataType xt = f.dtype(x);
-  const Tensor* w = f.constant(n.inputs[1]);
-  if ((xt != DataType::kUInt8 && xt != DataType::kInt8) || !w || w->dtype() != DataType::kInt8 ||
-      !int8_exact(xt, *w))
+  const Value* w = n.inputs[1];
+  const std::vector<int64_t>* w_dims = int8_constant_dims(w, f);
+  if ((xt != DataType::kUInt8 && xt != DataType::kInt8) || !w_dims || !int8_exact(xt, w, f))
     return std::nullopt;
   if (n.has_input(3)) {
     const Tensor* wz = f.constant(n.inputs[3]);
@@ -291,7 +292,7 @@ std::optional<Int8Conv> conv_integer(const Node& n, const GraphFacts& f) {
     for (int64_t i = 0; i < wz->numel(); ++i)
       if (wz->data<int8_t>()[i] != 0) return std::nullopt;
   }
-  auto geo = conv_geometry_of(n, f.dims(x), w->dims());
+  auto geo = conv_geometry_of(n, f.dims(x), *w_dims);
   if (!geo) return std::nullopt;
   Int8Conv c{.geo = *geo, .x = x, .w = w, .w_scale = {1.f}, .int32_result = true};
   c.xp = QuantParams{.type = xt, .scale = {1.f}, .zero_point = {0}};

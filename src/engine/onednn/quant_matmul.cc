@@ -54,8 +54,8 @@ struct QuantMatmulForm {
   DataType a_type = DataType::kUInt8;
   std::optional<QuantParams> a_params;                      // constant parameters (static)
   const Value *a_scale = nullptr, *a_zero_point = nullptr;  // or run-time ones (dynamic QDQ)
-  const Tensor* w = nullptr;   // int8, stored [K, N], or [N, K] when transposed
-  const Value* w_value = nullptr;  // w's initializer (its column sums made once per model), or null
+  const Value* w = nullptr;    // int8 constant, stored [K, N], or [N, K] when transposed
+  const std::vector<int64_t>* w_dims = nullptr;  // w's (its bytes are not read to match)
   bool w_transposed = false;
   std::vector<float> w_scale;  // 1 or N; empty for MatMulInteger (in out_scale)
   const Value* out_scale = nullptr;  // MatMulInteger: the run-time scale Mul'ed into the result
@@ -78,11 +78,11 @@ bool is_scalar_or(const GraphFacts& f, const Value* v, int64_t n) {
 // A's dims fold into [M, K]; B is [K, N].
 bool set_dims(QuantMatmulForm& q, const GraphFacts& f, const Value* a) {
   const auto* ad = f.dims(a);
-  if (!ad || ad->empty() || q.w->rank() != 2) return false;
+  if (!ad || ad->empty() || q.w_dims->size() != 2) return false;
   q.k = ad->back();
   for (size_t i = 0; i + 1 < ad->size(); ++i) q.m *= (*ad)[i];
-  q.n = q.w->dim(q.w_transposed ? 0 : 1);
-  return q.w->dim(q.w_transposed ? 1 : 0) == q.k && q.m > 0 && q.k > 0 && q.n > 0;
+  q.n = (*q.w_dims)[q.w_transposed ? 0 : 1];
+  return (*q.w_dims)[q.w_transposed ? 1 : 0] == q.k && q.m > 0 && q.k > 0 && q.n > 0;
 }
 
 // A read through a DequantizeLinear: constant per-tensor parameters, or DynamicQuantizeLinear's.
@@ -116,10 +116,10 @@ std::optional<QuantMatmulForm> qdq_form(const Node& n, const GraphFacts& f) {
   q.w_transposed = gemm && attr_int(n, "transB") != 0;
   auto w = dequantized_weight(n.inputs[1], f, q.w_transposed ? 0 : 1);
   if (!w) return std::nullopt;
-  q.in_float = !int8_exact(q.a_type, *w->q);
+  q.in_float = !int8_exact(q.a_type, w->q, f);
   if (q.in_float && q.a_params) return std::nullopt;  // static: the float kernels take it
   q.w = w->q;
-  if (w->dq->inputs[0]->is_constant()) q.w_value = w->dq->inputs[0];
+  q.w_dims = w->dims;
   q.w_scale = w->params.scale;
   if (!set_dims(q, f, n.inputs[0]) || (q.w_scale.size() != 1 && static_cast<int64_t>(q.w_scale.size()) != q.n))
     return std::nullopt;
@@ -141,10 +141,9 @@ std::optional<QuantMatmulForm> integer_form(const Node& n, const MatchContext& c
   q.a = n.inputs[0];
   q.a_type = f.dtype(q.a);
   if (q.a_type != DataType::kUInt8 && q.a_type != DataType::kInt8) return std::nullopt;
-  q.w = f.constant(n.inputs[1]);
-  if (!q.w || q.w->dtype() != DataType::kInt8) return std::nullopt;
-  if (n.inputs[1]->is_constant()) q.w_value = n.inputs[1];
-  q.in_float = !int8_exact(q.a_type, *q.w);
+  q.w = n.inputs[1];
+  if (!(q.w_dims = int8_constant_dims(q.w, f))) return std::nullopt;
+  q.in_float = !int8_exact(q.a_type, q.w, f);
   if (n.has_input(2)) {
     if (f.dtype(n.inputs[2]) != q.a_type || !is_scalar_or(f, n.inputs[2], 1)) return std::nullopt;
     q.a_zero_point = n.inputs[2];
@@ -191,12 +190,13 @@ std::optional<QuantMatmulForm> qlinear_form(const Node& n, const GraphFacts& f) 
   q.a_params = constant_params(n, 1, 2, q.a_type, f);
   const DataType yt = n.has_input(7) ? f.dtype(n.inputs[7]) : DataType::kUndefined;
   if (yt == DataType::kUInt8 || yt == DataType::kInt8) q.out = constant_params(n, 6, 7, yt, f);
-  q.w = n.has_input(3) ? f.constant(n.inputs[3]) : nullptr;
+  q.w = n.has_input(3) ? n.inputs[3] : nullptr;
+  q.w_dims = int8_constant_dims(q.w, f);
   const Tensor* ws = n.has_input(4) ? f.constant(n.inputs[4]) : nullptr;
   const Tensor* wz = n.has_input(5) ? f.constant(n.inputs[5]) : nullptr;
-  if (!q.a_params || !q.out || !q.w || !ws || !wz || q.w->dtype() != DataType::kInt8 ||
+  if (!q.a_params || !q.out || !q.w_dims || !ws || !wz ||
       ws->dtype() != DataType::kFloat || wz->dtype() != DataType::kInt8 || wz->numel() != ws->numel() ||
-      !int8_exact(q.a_type, *q.w) || !set_dims(q, f, q.a) || (ws->numel() != 1 && ws->numel() != q.n))
+      !int8_exact(q.a_type, q.w, f) || !set_dims(q, f, q.a) || (ws->numel() != 1 && ws->numel() != q.n))
     return std::nullopt;
   for (int64_t i = 0; i < ws->numel(); ++i) {
     const float v = ws->data<float>()[i];
@@ -374,7 +374,7 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   const auto row_ops = row_ops_of(chain);
   if (q->in_float && row_ops) {  // kiln's exact int16 kernel where the CPU has AVX2
     const Int16MatmulSpec s{.node = &node, .a = q->a, .a_signed = q->a_type == DataType::kInt8,
-                            .w = q->w, .w_transposed = q->w_transposed, .m = q->m, .k = q->k, .n = q->n,
+                            .w = f.constant(q->w), .w_transposed = q->w_transposed, .m = q->m, .k = q->k, .n = q->n,
                             .w_scale = q->out_scale ? std::vector<float>{} : q->w_scale,
                             .scale = q->out_scale ? q->out_scale : q->a_scale, .scale_cols = scale_cols,
                             .zero_point = q->a_zero_point, .bias = bias, .ops = *row_ops,
@@ -435,9 +435,9 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
     std::vector<float> w_scale = q->out_scale ? std::vector<float>{} : q->w_scale;
     // (Summing BERT-base's 85 M int8 weights again took 100 ms of every new plan.)
     using Sums = std::vector<int32_t>;
-    const auto sums = [&] { return std::make_shared<const Sums>(column_sums(*q->w, q->w_transposed)); };
+    const auto sums = [&] { return std::make_shared<const Sums>(column_sums(*f.constant(q->w), q->w_transposed)); };
     const char* kind = q->w_transposed ? "int8 row sums" : "int8 column sums";
-    Sums colsum = q->w_value ? *lw.weights().derived<Sums>(q->w_value, kind, sums) : *sums();
+    Sums colsum = q->w->is_constant() ? *lw.weights().derived<Sums>(q->w, kind, sums) : *sums();
     std::unique_ptr<QuantMatmulStep> s;
     if (q->in_float) {
       auto fs = std::make_unique<FloatQuantMatmulStep>(dnnl::matmul(pd), &node, std::move(w_scale), bias,
@@ -466,7 +466,7 @@ bool build_quant_matmul(Group& g, Lowering& lw) {
   // (In the float form the reorder into the primitive's layout also widens s8 to f32.)
   const auto w_plain = q->w_transposed ? dnnl::memory::desc({q->k, q->n}, dt::s8, tag::ba)
                                        : dnnl::memory::desc({q->k, q->n}, dt::s8, tag::ab);
-  step->bind_constant(DNNL_ARG_WEIGHTS, lw.weights().get(*q->w, w_plain, pd.weights_desc()));
+  step->bind_constant(DNNL_ARG_WEIGHTS, lw.packed_constant(q->w, w_plain, pd.weights_desc()));
   if (!q->in_float) step->bind_input(DNNL_ARG_SRC, lw.plain(q->a), a_md, *f.dims(q->a));
   bind_post_ops(post, d_md, lw, *step);
   const int out = lw.define(g.output());
