@@ -304,8 +304,9 @@ TEST(QuantConv, Int8WeightsAreHeldOnce) {
         // Above inference's fold limit, the plan at batch 2 matched the conv on the weights'
         // dims and bound their packed copy: the bytes were never brought back (with a dot
         // product: without, whether int8 is exact depends on them).
-        if (in_channels == 128 && int8_dot_product())
+        if (in_channels == 128 && int8_dot_product()) {
           EXPECT_EQ(fast.weight_cache().restored(), 0) << "a new plan brought the int8 weights back";
+        }
       }
     }
 }
