@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <numeric>
+#include <optional>
 
 #include <fmt/ranges.h>
 
@@ -62,18 +63,33 @@ std::string layout_family(const std::optional<dnnl::memory::desc>& md) {
   return b.strides[1] == 1 ? "channels-last" : "strided";
 }
 
+// A float conv by `alg` from `src` to `dst` (tag::any: oneDNN's choice), its weights in oneDNN's
+// choice of layout; nullopt where oneDNN has no optimized implementation of it.
+std::optional<dnnl::convolution_forward::primitive_desc> optimized_conv(
+    const ConvGeometry& g, dnnl::algorithm alg, const dnnl::memory::desc& src,
+    const dnnl::memory::desc& dst, const dnnl::primitive_attr& attr = {}) {
+  try {
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src,
+                                            dnnl::memory::desc(g.weights, dt::f32, tag::any), dst,
+                                            g.strides, g.dilations, g.pad_l, g.pad_r);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, dnnl_engine());
+    if (!is_optimized(pd.impl_info_str())) return std::nullopt;
+    return pd;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
 // One run of a float conv by `alg` reading its input as it was made (`made`; row-major when
 // none), on scratch buffers: the conv in the source layout `src` (tag::any: oneDNN's choice) and
 // the result in `dst`, with the reorder of the input first where the conv reads another layout.
 // Null where oneDNN has no optimized implementation of it.
 std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg, const dnnl::memory::desc& made,
                                  const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+  const auto made_pd = optimized_conv(g, alg, src, dst);
+  if (!made_pd) return nullptr;
+  const dnnl::convolution_forward::primitive_desc& pd = *made_pd;
   try {
-    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src,
-                                            dnnl::memory::desc(g.weights, dt::f32, tag::any), dst,
-                                            g.strides, g.dilations, g.pad_l, g.pad_r);
-    const dnnl::convolution_forward::primitive_desc pd(d, dnnl_engine());
-    if (!is_optimized(pd.impl_info_str())) return nullptr;
     auto buffers = std::make_shared<std::vector<dnnl::memory>>();
     for (const auto& md : {pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), made})
       buffers->push_back(zeroed_memory(md));
@@ -96,18 +112,10 @@ std::function<void()> timed_conv(const ConvGeometry& g, dnnl::algorithm alg, con
 // scratchpad), or 0 where oneDNN has no optimized implementation of it.
 size_t conv_bytes(const ConvGeometry& g, dnnl::algorithm alg, const dnnl::memory::desc& src,
                   const dnnl::memory::desc& dst) {
-  try {
-    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src,
-                                            dnnl::memory::desc(g.weights, dt::f32, tag::any), dst,
-                                            g.strides, g.dilations, g.pad_l, g.pad_r);
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // else its size reads 0
-    const dnnl::convolution_forward::primitive_desc pd(d, attr, dnnl_engine());
-    if (!is_optimized(pd.impl_info_str())) return 0;
-    return pd.weights_desc().get_size() + pd.scratchpad_desc().get_size();
-  } catch (const dnnl::error&) {
-    return 0;
-  }
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // else its size reads 0
+  const auto pd = optimized_conv(g, alg, src, dst, attr);
+  return pd ? pd->weights_desc().get_size() + pd->scratchpad_desc().get_size() : 0;
 }
 
 // Memory a Winograd conv may take beyond the direct one's before its speed has to pay for it:

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "engine/graph_facts.h"
+
 namespace kiln::engine {
 
 bool int8_dot_product() {
@@ -17,8 +19,9 @@ bool int8_dot_product() {
 
 bool int8_exact(DataType src, const Value* v, const GraphFacts& f) {
   if (int8_dot_product()) return true;
+  if (src != DataType::kUInt8) return false;
   const Tensor* w = f.constant(v);
-  if (src != DataType::kUInt8 || !w || w->dtype() != DataType::kInt8) return false;
+  if (!w || w->dtype() != DataType::kInt8) return false;
   const int8_t* p = w->data<int8_t>();
   for (int64_t i = 0; i < w->numel(); ++i)
     if (std::abs(static_cast<int>(p[i])) > 63) return false;

@@ -5,9 +5,15 @@
 // halved (rounded) first; those cases are left to the float kernels. DNNL_MAX_CPU_ISA is heeded.
 #pragma once
 
-#include "engine/graph_facts.h"
+#include "ir/tensor.h"
+
+namespace kiln {
+struct Value;
+}
 
 namespace kiln::engine {
+
+class GraphFacts;
 
 // oneDNN has int32 dot products of 8-bit values here (AVX-512 VNNI, AMX).
 bool int8_dot_product();
